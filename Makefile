@@ -1,0 +1,45 @@
+# Two commands: `make run` and `make test`. Both build .venv from scratch when it is missing.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+HOST   ?= 127.0.0.1
+PORT   ?= 8765
+REPO   ?= $(CURDIR)
+DATA_DIR ?= $(CURDIR)/.repocontext-data
+PYTEST_ARGS ?=
+
+.PHONY: venv run test lint format bench clean
+
+venv: $(STAMP)
+
+# torch==2.13.0 goes first: the CPU wheel lies on disk, and any other torch spec pulls a
+# multi-GB CUDA build when sentence-transformers asks for torch.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -e ".[semantic,dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/repocontext serve --transport http --host $(HOST) --port $(PORT) \
+		--data-dir "$(DATA_DIR)" --repo "$(REPO)"
+
+test: $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+format: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+bench: $(STAMP)
+	$(BIN)/python bench/store.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

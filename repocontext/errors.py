@@ -1,0 +1,228 @@
+"""The exception tree of ``repocontext``.
+
+Every error the package raises derives from :class:`RepoContextError` and carries a stable
+``code`` (dotted, lower case), a human ``message`` and a ``hint`` that tells the caller what to
+do next. The MCP, HTTP and CLI edges translate these into tool errors, JSON bodies and exit
+codes; nothing below them ever returns an error value instead of raising.
+
+::
+
+    RepoContextError                      repocontext.error
+    ├── InvalidInputError                 input.invalid
+    ├── StoreError                        store.error
+    │   ├── InvalidKeyError               store.invalid_key
+    │   ├── UnknownTreeError              store.unknown_tree
+    │   ├── MergeModeError                store.merge_mode
+    │   ├── ValueTooLargeError            store.value_too_large
+    │   ├── InvalidUpdateError            store.invalid_update
+    │   ├── InvalidTokenError             store.invalid_continuation
+    │   ├── StoreReadOnlyError            store.read_only
+    │   ├── StoreFullError                store.full
+    │   ├── StoreUnavailableError         store.unavailable
+    │   ├── ArchiveCorruptError           archive.corrupt
+    │   └── ArchiveEmptyRefusedError      archive.empty_refused
+    ├── NotFoundError                     repo.not_found
+    ├── RepoConflictError                 repo.conflict
+    └── PathError                         path.error
+        ├── PathOutsideWorkspaceError     path.outside_workspace
+        ├── DangerousRootError            path.dangerous_root
+        ├── PathNotFoundError             path.not_found
+        └── NoWorkspaceRootError          path.no_workspace_root
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+__all__ = [
+    "ArchiveCorruptError",
+    "ArchiveEmptyRefusedError",
+    "DangerousRootError",
+    "InvalidInputError",
+    "InvalidKeyError",
+    "InvalidTokenError",
+    "InvalidUpdateError",
+    "MergeModeError",
+    "NoWorkspaceRootError",
+    "NotFoundError",
+    "PathError",
+    "PathNotFoundError",
+    "PathOutsideWorkspaceError",
+    "RepoConflictError",
+    "RepoContextError",
+    "StoreError",
+    "StoreFullError",
+    "StoreReadOnlyError",
+    "StoreUnavailableError",
+    "UnknownTreeError",
+    "ValueTooLargeError",
+]
+
+
+class RepoContextError(Exception):
+    """Root of every error raised by ``repocontext``.
+
+    Attributes:
+        code: Stable, dotted identifier of the failure (part of the wire contract).
+        message: What went wrong, in one sentence.
+        hint: What the caller can do next.
+    """
+
+    code: ClassVar[str] = "repocontext.error"
+    default_hint: ClassVar[str] = "Check the request and try again."
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def to_dict(self) -> dict[str, str]:
+        """Return the wire form ``{code, message, hint}``."""
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+class InvalidInputError(RepoContextError):
+    """A parameter is malformed or out of range."""
+
+    code = "input.invalid"
+
+
+class NotFoundError(RepoContextError):
+    """A named repository or record does not exist."""
+
+    code = "repo.not_found"
+    default_hint = "List what exists first (repocontext_list_repos, repocontext_scan)."
+
+
+class RepoConflictError(RepoContextError):
+    """A repository id is already registered for another root."""
+
+    code = "repo.conflict"
+    default_hint = "Pick another repoId, or remove the registered repository first."
+
+
+class PathError(RepoContextError):
+    """Root of the workspace path guard's refusals."""
+
+    code = "path.error"
+
+
+class PathOutsideWorkspaceError(PathError):
+    """A path resolves (symlinks followed) outside the workspace root."""
+
+    code = "path.outside_workspace"
+    default_hint = (
+        "Pass a directory inside the workspace root, or start the server with a "
+        "--workspace-root that contains it."
+    )
+
+
+class DangerousRootError(PathError):
+    """A path is the filesystem root or the user's home directory."""
+
+    code = "path.dangerous_root"
+    default_hint = "Register the repository directory itself, not / or your home directory."
+
+
+class PathNotFoundError(PathError):
+    """A path does not exist or is not a directory."""
+
+    code = "path.not_found"
+    default_hint = "Check the path; it must be an existing directory."
+
+
+class NoWorkspaceRootError(PathError):
+    """A path was passed but the server has no workspace root to check it against."""
+
+    code = "path.no_workspace_root"
+    default_hint = "Start the server with --workspace-root (or --repo) to accept repository paths."
+
+
+class StoreError(RepoContextError):
+    """Root of the store's failures."""
+
+    code = "store.error"
+
+
+class InvalidKeyError(StoreError):
+    """A key does not follow the key grammar or is too long."""
+
+    code = "store.invalid_key"
+    default_hint = (
+        "Keys look like repo/{repoId}/file/{path} or repo/{repoId}/mem/{topic}/{id}; "
+        "components are non-empty, free of NUL, '.' and '..', and the key fits in 480 bytes."
+    )
+
+
+class UnknownTreeError(StoreError):
+    """A tree name is not one of the store's named trees."""
+
+    code = "store.unknown_tree"
+    default_hint = "Use one of the names in repocontext.store.TREES."
+
+
+class MergeModeError(StoreError):
+    """An operation does not fit the merge mode the tree declares."""
+
+    code = "store.merge_mode"
+    default_hint = (
+        "Use put() for LWW trees, merge_fields() for document trees, set_flag() for flags."
+    )
+
+
+class ValueTooLargeError(StoreError):
+    """An encoded record exceeds the configured value limit."""
+
+    code = "store.value_too_large"
+    default_hint = "Store large bodies in smaller records or raise the store's max_value_bytes."
+
+
+class InvalidUpdateError(StoreError):
+    """A foreign CRDT update could not be decoded."""
+
+    code = "store.invalid_update"
+    default_hint = "Send bytes produced by Store.export_update() of a compatible store."
+
+
+class InvalidTokenError(StoreError):
+    """A continuation token is malformed or belongs to another scan."""
+
+    code = "store.invalid_continuation"
+    default_hint = "Pass back the continuationToken of the previous page unchanged, or start over."
+
+
+class StoreReadOnlyError(StoreError):
+    """The data directory or the store cannot be written."""
+
+    code = "store.read_only"
+    default_hint = "Point --data-dir at a writable directory or open the store for reading only."
+
+
+class StoreFullError(StoreError):
+    """The disk or the configured map limit has no room left."""
+
+    code = "store.full"
+    default_hint = "Free disk space or raise the store's max_map_bytes; nothing stored was lost."
+
+
+class StoreUnavailableError(StoreError):
+    """The store could not be opened or has been closed."""
+
+    code = "store.unavailable"
+    default_hint = "Check the data directory and that the store is open."
+
+
+class ArchiveCorruptError(StoreError):
+    """An archive file failed its format or checksum checks."""
+
+    code = "archive.corrupt"
+    default_hint = "Restore from the previous snapshot (the .prev file beside the archive)."
+
+
+class ArchiveEmptyRefusedError(StoreError):
+    """An export of zero records would replace a non-empty archive."""
+
+    code = "archive.empty_refused"
+    default_hint = (
+        "Nothing was written; check that the store holds the records you meant to export."
+    )

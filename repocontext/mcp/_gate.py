@@ -1,0 +1,93 @@
+"""The MCP edge: tool specs, annotations and the error mapping every tool goes through.
+
+A tool is a thin function (parse -> workspace call -> typed result). :func:`map_errors` turns
+a :class:`~repocontext.errors.RepoContextError` into an MCP tool error whose text is the JSON
+object ``{"code", "message", "hint"}``, so the model reads a stable code and what to do next.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, ParamSpec, TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from repocontext.errors import RepoContextError
+
+__all__ = ["READ_ONLY", "ToolSpec", "WireModel", "error_text", "map_errors"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_log = logging.getLogger(__name__)
+
+READ_ONLY: Final = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+"""Annotations of every read tool."""
+
+INTERNAL_CODE: Final = "internal.error"
+
+
+class WireModel(BaseModel):
+    """Base of every tool result: camelCase on the wire, immutable."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool as the server registers it.
+
+    Attributes:
+        name: The tool name (``repocontext_*``).
+        fn: The tool function; its docstring is the agent's contract.
+        title: Short human title.
+        annotations: MCP tool annotations (read-only, destructive...).
+        writes: True for write tools, registered only when writes are enabled.
+    """
+
+    name: str
+    fn: Callable[..., BaseModel]
+    title: str
+    annotations: ToolAnnotations
+    writes: bool = False
+
+
+def error_text(code: str, message: str, hint: str) -> str:
+    """Return the JSON text of a tool error."""
+    return json.dumps({"code": code, "message": message, "hint": hint})
+
+
+def map_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Wrap a synchronous tool so that failures become tool errors with code, message, hint.
+
+    Our own errors keep their code. Anything unexpected becomes ``internal.error`` (logged
+    with its traceback); protocol errors pass through unchanged.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except RepoContextError as exc:
+            raise ToolError(error_text(exc.code, exc.message, exc.hint)) from exc
+        except (ToolError, MCPError):
+            raise
+        except Exception as exc:  # the MCP edge: nothing unexpected reaches the model raw
+            _log.exception("tool %s failed unexpectedly", fn.__name__)
+            raise ToolError(
+                error_text(
+                    INTERNAL_CODE,
+                    f"{type(exc).__name__} while running {fn.__name__}",
+                    "Retry once; if it fails again, report it with the server log.",
+                )
+            ) from exc
+
+    return wrapper

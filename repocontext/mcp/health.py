@@ -1,0 +1,96 @@
+"""The ``repocontext_health`` tool."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.workspace import HealthReport, RepositoryHealth, RetrievalPhase, Verdict, Workspace
+
+__all__ = ["HealthResult", "RepositoryResult", "health_tool"]
+
+
+class RepositoryResult(WireModel):
+    """Retrieval health of one repository."""
+
+    verdict: Verdict
+    reason: str
+    files: int
+    vectors_indexed: int
+    indexed_at: str | None
+
+    @classmethod
+    def of(cls, health: RepositoryHealth) -> RepositoryResult:
+        """Build the wire form of a :class:`RepositoryHealth`."""
+        return cls(
+            verdict=health.verdict,
+            reason=health.reason,
+            files=health.files,
+            vectors_indexed=health.vectors_indexed,
+            indexed_at=health.indexed_at,
+        )
+
+
+class HealthResult(WireModel):
+    """Result of ``repocontext_health``."""
+
+    available: bool
+    group: Literal["repocontext"]
+    status: str
+    retrieval_ready: bool
+    retrieval_phase: RetrievalPhase
+    repositories: int
+    repository: RepositoryResult | None = None
+
+    @classmethod
+    def of(cls, report: HealthReport) -> HealthResult:
+        """Build the wire form of a :class:`HealthReport`."""
+        return cls(
+            available=report.available,
+            group="repocontext",
+            status=report.status,
+            retrieval_ready=report.retrieval_ready,
+            retrieval_phase=report.retrieval_phase,
+            repositories=report.repositories,
+            repository=RepositoryResult.of(report.repository) if report.repository else None,
+        )
+
+
+RepoIdParam = Annotated[
+    str | None,
+    Field(description="Also report on this repository (see repocontext_list_repos)."),
+]
+
+
+def health_tool(workspace: Workspace) -> ToolSpec:
+    """Return the ``repocontext_health`` tool bound to ``workspace``."""
+
+    @map_errors
+    def repocontext_health(repoId: RepoIdParam = None) -> HealthResult:  # noqa: N803 - wire name
+        """Check that repocontext answers and whether retrieval is ready. Call this first.
+
+        Returns `available` (the server answered), `group` ("repocontext"), `status` ("ok"
+        when the store answered a read), `repositories` (how many are registered),
+        `retrievalReady` and `retrievalPhase`:
+        - `nothing_registered`: no repository yet; nothing to search (ready).
+        - `building`: a registered repository has no finished index yet; search results
+          would be incomplete (the only phase that is not ready). Call again later.
+        - `keyword_only`: indexed, no vectors: search is keyword-only (ready).
+        - `serving`: indexed with vectors: keyword and semantic search (ready).
+
+        With `repoId`, also `repository{verdict, reason, files, vectorsIndexed, indexedAt}`;
+        `verdict` is `serving`, `keyword_only`, `building` or `unknown` (not registered: call
+        repocontext_list_repos for the ids). An unknown id is not an error.
+
+        Next: repocontext_list_repos to see the registered repositories and their ids.
+        """
+        return HealthResult.of(workspace.health(repoId))
+
+    return ToolSpec(
+        name="repocontext_health",
+        fn=repocontext_health,
+        title="Service and retrieval health",
+        annotations=READ_ONLY,
+    )

@@ -1,0 +1,67 @@
+"""The one settings object of ``repocontext``.
+
+Built once by the entrypoint (the CLI) from ``REPOCONTEXT_*`` environment variables and the
+command-line flags (a flag wins over its variable), then passed down. Library code never reads
+the environment itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "Transport", "default_data_dir"]
+
+Transport = Literal["stdio", "http"]
+"""How the MCP server talks to its clients."""
+
+
+def default_data_dir() -> Path:
+    """Return the per-user data directory used when ``data_dir`` is not set."""
+    return Path(platformdirs.user_data_dir("repocontext"))
+
+
+class Settings(BaseSettings):
+    """Runtime configuration of the repocontext server.
+
+    Attributes:
+        data_dir: Directory that holds the store (``<data_dir>/store``).
+        enable_writes: Advertise and allow the write tools.
+        workspace_root: Every repository path a caller passes must resolve inside it.
+        repo: A repository to register at start; also the workspace root when none is set.
+        transport: ``stdio`` or ``http`` (streamable HTTP).
+        host: Address the HTTP server binds to.
+        port: Port the HTTP server listens on.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="REPOCONTEXT_",
+        frozen=True,
+        extra="forbid",
+    )
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    enable_writes: bool = False
+    workspace_root: Path | None = None
+    repo: Path | None = None
+    transport: Transport = "stdio"
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _repo_is_the_default_workspace_root(cls, data: Any) -> Any:
+        # A single --repo is the common case; it doubles as the workspace root so the path
+        # guard has something to check against without a second flag.
+        if isinstance(data, dict) and data.get("repo") and not data.get("workspace_root"):
+            return {**data, "workspace_root": data["repo"]}
+        return data
+
+    @field_validator("data_dir", "workspace_root", "repo")
+    @classmethod
+    def _expand_user(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None

@@ -1,0 +1,73 @@
+"""The durable CRDT store on LMDB: named trees, typed records, TTL, change feed, archive.
+
+Public surface::
+
+    Store.open(data_dir) -> Store
+    store.get / scan / count / iter_records       reads (tombstones and expired hidden)
+    store.put / merge_fields / set_flag / delete  writes, acknowledged once durable
+    store.apply_update / export_update            CRDT exchange with other replicas
+    store.batch(commit_every=N)                   bulk writes, acknowledged per commit
+    store.changes / cursor / save_cursor          the change feed
+    store.sweep() / Sweeper                       TTL expiry and tombstone compaction
+    export_archive / import_archive               atomic archive files
+"""
+
+from repocontext.store.archive import ArchiveReport, export_archive, import_archive
+from repocontext.store.backend import Backend, BackendStats, ReadTxn, WriteTxn
+from repocontext.store.batch import Batch
+from repocontext.store.clock import Clock, SystemClock
+from repocontext.store.document import DocPatch, DocState
+from repocontext.store.records import Value
+from repocontext.store.store import DEFAULT_MAX_VALUE_BYTES, Store
+from repocontext.store.sweeper import Sweeper
+from repocontext.store.trees import (
+    CONTENT,
+    MEMORY,
+    SESSION,
+    STRUCTURAL,
+    SYMBOL,
+    TREES,
+    VECTOR_MEMBERSHIP,
+    VECTOR_METADATA,
+    VECTOR_PAYLOAD,
+    XREF,
+    MergeMode,
+    TreeSpec,
+)
+from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
+
+__all__ = [
+    "CONTENT",
+    "DEFAULT_MAX_VALUE_BYTES",
+    "MEMORY",
+    "SESSION",
+    "STRUCTURAL",
+    "SYMBOL",
+    "TREES",
+    "VECTOR_MEMBERSHIP",
+    "VECTOR_METADATA",
+    "VECTOR_PAYLOAD",
+    "XREF",
+    "ArchiveReport",
+    "Backend",
+    "BackendStats",
+    "Batch",
+    "Change",
+    "Clock",
+    "DocPatch",
+    "DocState",
+    "MergeMode",
+    "Page",
+    "ReadTxn",
+    "Record",
+    "Store",
+    "StoreStats",
+    "SweepReport",
+    "Sweeper",
+    "SystemClock",
+    "TreeSpec",
+    "Value",
+    "WriteTxn",
+    "export_archive",
+    "import_archive",
+]

@@ -1,0 +1,280 @@
+"""Write-side machinery shared by single writes and batches.
+
+Every write runs inside one backend transaction through a :class:`WriteContext`, which
+allocates HLC timestamps and change-feed sequence numbers from the store's meta tree (so they
+stay monotonic across threads, processes and restarts), stores frames, and keeps the expiry
+index, the tombstone index and the change feed in step with the records.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+import msgpack
+
+from repocontext.errors import InvalidUpdateError, MergeModeError, ValueTooLargeError
+from repocontext.store.backend import WriteTxn
+from repocontext.store.clock import hlc_millis, next_hlc
+from repocontext.store.document import DocPatch, apply_patch, doc_merge, read_doc
+from repocontext.store.records import (
+    Envelope,
+    FlagState,
+    Frame,
+    Value,
+    decode_frame,
+    decode_update,
+    encode_frame,
+    flag_merge,
+    lww_merge,
+)
+from repocontext.store.trees import MergeMode, TreeSpec
+
+META: Final = "repo-context-meta"
+FEED: Final = "repo-context-feed"
+EXPIRY: Final = "repo-context-expiry"
+TOMBSTONES: Final = "repo-context-tombstones"
+INTERNAL_TREES: Final = (META, FEED, EXPIRY, TOMBSTONES)
+
+_U64: Final = struct.Struct(">Q")
+
+Op = Callable[["WriteContext"], Frame | None]
+"""A queued write: runs inside a transaction, returns the frame it stored (None: no change)."""
+
+
+def read_meta_int(txn: WriteTxn, name: bytes) -> int:
+    """Return an integer from the meta tree (0 when unset)."""
+    raw = txn.get(META, name)
+    return 0 if raw is None else int(_U64.unpack(raw)[0])
+
+
+def index_key(millis: int, tag: int, key: bytes) -> bytes:
+    """Key of an expiry or tombstone index entry: time, tree tag, record key."""
+    return _U64.pack(max(millis, 0)) + bytes([tag]) + key
+
+
+def split_index_key(raw: bytes) -> tuple[int, int, bytes]:
+    """Invert :func:`index_key`."""
+    return int(_U64.unpack(raw[:8])[0]), raw[8], raw[9:]
+
+
+def seq_key(seq: int) -> bytes:
+    """Key of a change-feed event."""
+    return _U64.pack(seq)
+
+
+@dataclass
+class WriteContext:
+    """The state of one write transaction."""
+
+    txn: WriteTxn
+    client_id: int
+    now_ms: int
+    max_value_bytes: int
+    hlc: int = 0
+    seq: int = 0
+
+    def __post_init__(self) -> None:
+        self.replica = f"{self.client_id:x}"
+        self.hlc = read_meta_int(self.txn, b"hlc")
+        self.seq = read_meta_int(self.txn, b"seq")
+
+    def tick(self) -> int:
+        """Allocate the next HLC timestamp."""
+        self.hlc = next_hlc(self.hlc, self.now_ms / 1000)
+        return self.hlc
+
+    def observe(self, hlc: int) -> None:
+        """Move the clock past a timestamp received from another replica."""
+        self.hlc = max(self.hlc, hlc)
+
+    def load(self, spec: TreeSpec, key: str) -> Frame | None:
+        """Return the stored frame of ``key`` (tombstones included)."""
+        raw = self.txn.get(spec.name, key.encode())
+        return None if raw is None else decode_frame(raw)
+
+    def store(self, spec: TreeSpec, key: str, old: Frame | None, frame: Frame) -> Frame:
+        """Write ``frame`` (its version is assigned here) and maintain indexes and the feed.
+
+        Raises:
+            ValueTooLargeError: The encoded frame exceeds the value limit.
+        """
+        self.seq += 1
+        stored = Frame(
+            frame.mode, self.seq, frame.hlc, frame.expires_at_ms, frame.deleted, frame.state
+        )
+        data = encode_frame(stored)
+        if len(data) > self.max_value_bytes:
+            raise ValueTooLargeError(
+                f"record {key[:80]!r} encodes to {len(data)} bytes; "
+                f"the limit is {self.max_value_bytes}"
+            )
+        kb = key.encode()
+        self.txn.put(spec.name, kb, data)
+        self._reindex(spec, kb, old, stored)
+        op = "delete" if stored.deleted else "upsert"
+        event = msgpack.packb([spec.tag, key, op, stored.hlc], use_bin_type=True)
+        self.txn.put(FEED, seq_key(self.seq), event)
+        return stored
+
+    def _reindex(self, spec: TreeSpec, kb: bytes, old: Frame | None, new: Frame) -> None:
+        if old is not None and old.expires_at_ms is not None and not old.deleted:
+            self.txn.delete(EXPIRY, index_key(old.expires_at_ms, spec.tag, kb))
+        if new.expires_at_ms is not None and not new.deleted:
+            self.txn.put(EXPIRY, index_key(new.expires_at_ms, spec.tag, kb), b"")
+        if old is not None and old.deleted:
+            self.txn.delete(TOMBSTONES, index_key(hlc_millis(old.hlc), spec.tag, kb))
+        if new.deleted:
+            self.txn.put(TOMBSTONES, index_key(hlc_millis(new.hlc), spec.tag, kb), b"")
+
+    def finish(self) -> None:
+        """Persist the clock and the sequence counter."""
+        self.txn.put(META, b"hlc", _U64.pack(self.hlc))
+        self.txn.put(META, b"seq", _U64.pack(self.seq))
+
+
+def op_put(spec: TreeSpec, key: str, value: Value, expires_at_ms: int | None) -> Op:
+    """A whole-value LWW write."""
+    _require(spec, MergeMode.LWW, "put")
+
+    def run(ctx: WriteContext) -> Frame:
+        old = ctx.load(spec, key)
+        envelope = Envelope(ctx.tick(), ctx.replica, value, expires_at_ms)
+        return ctx.store(spec, key, old, _lww_frame(envelope))
+
+    return run
+
+
+def op_merge_fields(spec: TreeSpec, key: str, patch: DocPatch) -> Op:
+    """A field-level document write."""
+    _require(spec, MergeMode.DOC, "merge_fields")
+
+    def run(ctx: WriteContext) -> Frame:
+        old = ctx.load(spec, key)
+        state = apply_patch(_doc_bytes(old), patch, client_id=ctx.client_id, hlc=ctx.tick())
+        return ctx.store(spec, key, old, _doc_frame(state))
+
+    return run
+
+
+def op_set_flag(spec: TreeSpec, key: str, present: bool) -> Op:
+    """An observed-remove flag write."""
+    _require(spec, MergeMode.FLAG, "set_flag")
+
+    def run(ctx: WriteContext) -> Frame | None:
+        old = ctx.load(spec, key)
+        current = old.state if old is not None and isinstance(old.state, FlagState) else FlagState()
+        hlc = ctx.tick()
+        if present:
+            state = FlagState(current.adds | {f"{hlc:x}.{ctx.replica}"}, current.removes)
+        elif current.present:
+            state = FlagState(current.adds, current.removes | current.adds)
+        else:
+            return None
+        return ctx.store(spec, key, old, Frame(MergeMode.FLAG, 0, hlc, None, False, state))
+
+    return run
+
+
+def op_delete(spec: TreeSpec, key: str) -> Op:
+    """Turn a live record into a tombstone (no-op when missing or already deleted)."""
+
+    def run(ctx: WriteContext) -> Frame | None:
+        old = ctx.load(spec, key)
+        if old is None or old.deleted:
+            return None
+        return ctx.store(spec, key, old, tombstone_frame(ctx, spec, old))
+
+    return run
+
+
+def tombstone_frame(ctx: WriteContext, spec: TreeSpec, old: Frame) -> Frame:
+    """Return the tombstone that replaces ``old``."""
+    if spec.mode is MergeMode.DOC:
+        state = apply_patch(
+            _doc_bytes(old), DocPatch(delete=True), client_id=ctx.client_id, hlc=ctx.tick()
+        )
+        return _doc_frame(state)
+    if spec.mode is MergeMode.FLAG:
+        flag = old.state if isinstance(old.state, FlagState) else FlagState()
+        return Frame(spec.mode, 0, ctx.tick(), None, False, FlagState(flag.adds, flag.adds))
+    return _lww_frame(Envelope(ctx.tick(), ctx.replica, None, None, deleted=True))
+
+
+def op_apply_update(spec: TreeSpec, key: str, update: bytes) -> Op:
+    """Merge foreign CRDT state into a record (no write when nothing changes).
+
+    Raises:
+        InvalidUpdateError: The update does not decode.
+        MergeModeError: The update's mode is not the tree's.
+    """
+    mode, incoming = decode_update(update)
+    if mode is not spec.mode:
+        raise MergeModeError(
+            f"a {mode.value} update cannot merge into {spec.name} ({spec.mode.value})"
+        )
+    if isinstance(incoming, bytes):
+        read_doc(incoming)  # validate before the transaction
+
+    def run(ctx: WriteContext) -> Frame | None:
+        old = ctx.load(spec, key)
+        merged = _merge_state(old, incoming)
+        if merged is None:
+            return None
+        ctx.observe(merged.hlc)
+        return ctx.store(spec, key, old, merged)
+
+    return run
+
+
+def _merge_state(old: Frame | None, incoming: Envelope | FlagState | bytes) -> Frame | None:
+    if isinstance(incoming, Envelope):
+        current = old.state if old is not None else None
+        if isinstance(current, Envelope) and lww_merge(current, incoming) is current:
+            return None
+        return _lww_frame(incoming)
+    if isinstance(incoming, FlagState):
+        base = old.state if old is not None and isinstance(old.state, FlagState) else FlagState()
+        merged_flag = flag_merge(base, incoming)
+        if old is not None and merged_flag == base:
+            return None
+        hlc = old.hlc if old is not None else 0
+        return Frame(MergeMode.FLAG, 0, hlc, None, False, merged_flag)
+    current_doc = _doc_bytes(old)
+    merged_doc = (
+        doc_merge(current_doc or b"", incoming) if current_doc else doc_merge(incoming, b"")
+    )
+    if current_doc is not None and merged_doc == current_doc:
+        return None
+    return _doc_frame(merged_doc)
+
+
+def _lww_frame(envelope: Envelope) -> Frame:
+    return Frame(MergeMode.LWW, 0, envelope.hlc, envelope.expires_at_ms, envelope.deleted, envelope)
+
+
+def _doc_frame(state: bytes) -> Frame:
+    view = read_doc(state)
+    return Frame(MergeMode.DOC, 0, view.hlc, view.expires_at_ms, view.deleted, state)
+
+
+def _doc_bytes(frame: Frame | None) -> bytes | None:
+    if frame is None:
+        return None
+    if not isinstance(frame.state, bytes):
+        raise InvalidUpdateError("stored document record holds no document state")
+    return frame.state
+
+
+def _require(spec: TreeSpec, mode: MergeMode, operation: str) -> None:
+    if spec.mode is not mode:
+        raise MergeModeError(
+            f"{operation} needs a {mode.value} tree; {spec.name} merges as {spec.mode.value}"
+        )
+
+
+def split_seq(raw: bytes) -> int:
+    """Invert :func:`seq_key`."""
+    return int(_U64.unpack(raw)[0])

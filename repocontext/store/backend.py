@@ -1,0 +1,100 @@
+"""The storage-engine interface the store is written against.
+
+A backend offers named key-value trees with ordered byte keys and atomic, durable write
+transactions. LMDB (:mod:`repocontext.store.lmdb_backend`) is the embedded default; a second
+engine implements these three protocols and nothing above the store changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+__all__ = ["Backend", "BackendStats", "ReadTxn", "WriteTxn", "prefix_end"]
+
+T = TypeVar("T")
+
+
+class ReadTxn(Protocol):
+    """A consistent snapshot of every tree."""
+
+    def get(self, tree: str, key: bytes) -> bytes | None:
+        """Return the value stored under ``key``, or ``None``."""
+        ...
+
+    def iterate(self, tree: str, start: bytes, stop: bytes | None) -> Iterator[tuple[bytes, bytes]]:
+        """Yield ``(key, value)`` pairs with ``start <= key < stop`` in key order."""
+        ...
+
+    def entries(self, tree: str) -> int:
+        """Return the number of keys in ``tree`` (tombstones included)."""
+        ...
+
+
+class WriteTxn(ReadTxn, Protocol):
+    """A snapshot that can also change trees; committed durably as a whole or not at all."""
+
+    def put(self, tree: str, key: bytes, value: bytes) -> None:
+        """Store ``value`` under ``key``."""
+        ...
+
+    def delete(self, tree: str, key: bytes) -> bool:
+        """Remove ``key``; return whether it existed."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BackendStats:
+    """Physical facts about a backend.
+
+    Attributes:
+        engine: Engine name.
+        path: Where the data lives.
+        map_bytes: Current address-space reservation.
+        used_bytes: Bytes in use by pages.
+        file_bytes: Bytes the data file takes on disk.
+        entries: Keys per tree.
+    """
+
+    engine: str
+    path: str
+    map_bytes: int
+    used_bytes: int
+    file_bytes: int
+    entries: dict[str, int]
+
+
+class Backend(Protocol):
+    """An engine of named, ordered, transactional trees."""
+
+    read_only: bool
+
+    def read(self) -> AbstractContextManager[ReadTxn]:
+        """Open a read snapshot for the ``with`` block."""
+        ...
+
+    def write(self, fn: Callable[[WriteTxn], T]) -> T:
+        """Run ``fn`` in a write transaction and commit it durably before returning.
+
+        ``fn`` may run more than once (after the engine grows its storage), so it must
+        derive everything it writes from the transaction it is given.
+        """
+        ...
+
+    def stats(self) -> BackendStats:
+        """Return physical statistics."""
+        ...
+
+    def close(self) -> None:
+        """Release the engine; later calls raise ``StoreUnavailableError``."""
+        ...
+
+
+def prefix_end(prefix: bytes) -> bytes | None:
+    """Return the smallest key greater than every key starting with ``prefix``."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])

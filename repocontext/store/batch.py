@@ -1,0 +1,109 @@
+"""Batch mode: many writes per durable commit, acknowledged per commit.
+
+Bulk work (indexing, archive restore) queues writes on a :class:`Batch`. Every
+``commit_every`` writes the queue runs in one transaction; only when that transaction has
+committed are its writes acknowledged (``acknowledged`` grows and ``on_commit`` receives their
+keys). Writes still queued when the process dies were never acknowledged, so nothing the
+caller was told about is lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from repocontext.errors import InvalidInputError
+from repocontext.store.document import DocPatch
+from repocontext.store.records import Value
+
+if TYPE_CHECKING:
+    from repocontext.store import _writes as w
+    from repocontext.store.store import Store
+
+__all__ = ["Batch"]
+
+
+class Batch:
+    """A queue of writes committed in groups (use as a context manager)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        commit_every: int,
+        on_commit: Callable[[list[str]], None] | None,
+    ) -> None:
+        """Create a batch over ``store``.
+
+        Raises:
+            InvalidInputError: ``commit_every`` is below 1.
+        """
+        if commit_every < 1:
+            raise InvalidInputError("commit_every must be at least 1")
+        self._store = store
+        self._commit_every = commit_every
+        self._on_commit = on_commit
+        self._ops: list[w.Op] = []
+        self._keys: list[str] = []
+        self.acknowledged = 0
+        self.changed = 0
+
+    def __enter__(self) -> Batch:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self.flush()
+        else:
+            self._ops.clear()
+            self._keys.clear()
+
+    def put(self, tree: str, key: str, value: Value, *, ttl_seconds: float | None = None) -> None:
+        """Queue an LWW write (validated now, committed with its group)."""
+        self._queue(key, self._store.ops.put(tree, key, value, ttl_seconds))
+
+    def merge_fields(self, tree: str, key: str, patch: DocPatch) -> None:
+        """Queue a document merge."""
+        self._queue(key, self._store.ops.merge_fields(tree, key, patch))
+
+    def set_flag(self, tree: str, key: str, present: bool) -> None:
+        """Queue a flag write."""
+        self._queue(key, self._store.ops.set_flag(tree, key, present))
+
+    def delete(self, tree: str, key: str) -> None:
+        """Queue a tombstone."""
+        self._queue(key, self._store.ops.delete(tree, key))
+
+    def apply_update(self, tree: str, key: str, update: bytes) -> None:
+        """Queue a foreign CRDT update."""
+        self._queue(key, self._store.ops.apply_update(tree, key, update))
+
+    @property
+    def pending(self) -> int:
+        """Writes queued but not yet committed (not acknowledged)."""
+        return len(self._ops)
+
+    def flush(self) -> int:
+        """Commit every queued write now; return how many were acknowledged by this call."""
+        if not self._ops:
+            return 0
+        frames = self._store.run_ops(self._ops)
+        keys = self._keys
+        self._ops, self._keys = [], []
+        self.acknowledged += len(keys)
+        self.changed += sum(frame is not None for frame in frames)
+        if self._on_commit is not None:
+            self._on_commit(keys)
+        return len(keys)
+
+    def _queue(self, key: str, op: w.Op) -> None:
+        self._ops.append(op)
+        self._keys.append(key)
+        if len(self._ops) >= self._commit_every:
+            self.flush()

@@ -1,0 +1,316 @@
+"""The LMDB backend: the only module that imports ``lmdb``.
+
+* Durability: the environment is opened with ``sync`` and ``metasync``; a write transaction
+  returns only after LMDB's commit has reached the disk.
+* Growth: a ``MapFullError`` aborts the transaction, doubles the map (up to ``max_map_bytes``)
+  and runs the transaction again. Another process growing the map shows up as
+  ``MapResizedError``; the map is adopted and the transaction retried.
+* Concurrency: LMDB serializes writers across threads and processes; readers never block.
+  A process-local gate keeps transactions out while the map is resized, which LMDB requires.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final, TypeVar
+
+import lmdb
+
+from repocontext.errors import (
+    StoreError,
+    StoreFullError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+)
+from repocontext.store.backend import BackendStats
+
+__all__ = ["LmdbBackend"]
+
+T = TypeVar("T")
+DEFAULT_MAP_BYTES: Final = 256 * 1024 * 1024
+_MAX_RETRIES: Final = 64
+
+
+class _ResizeGate:
+    """Many transactions at once, or one resize alone."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0
+        self._resizing = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._resizing)
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._resizing)
+            self._resizing = True
+            self._cond.wait_for(lambda: self._active == 0)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._resizing = False
+                self._cond.notify_all()
+
+
+class _Txn:
+    """Adapter from an LMDB transaction to the backend's ReadTxn/WriteTxn protocols."""
+
+    def __init__(self, txn: lmdb.Transaction, dbs: dict[str, lmdb._Database]) -> None:
+        self._txn = txn
+        self._dbs = dbs
+
+    def _db(self, tree: str) -> lmdb._Database:
+        try:
+            return self._dbs[tree]
+        except KeyError:
+            raise StoreUnavailableError(f"tree {tree!r} is not open in this store") from None
+
+    def get(self, tree: str, key: bytes) -> bytes | None:
+        value = self._txn.get(key, db=self._db(tree))
+        return None if value is None else bytes(value)
+
+    def iterate(self, tree: str, start: bytes, stop: bytes | None) -> Iterator[tuple[bytes, bytes]]:
+        cursor = self._txn.cursor(db=self._db(tree))
+        if not cursor.set_range(start):
+            return
+        for key, value in cursor.iternext():
+            key_bytes = bytes(key)
+            if stop is not None and key_bytes >= stop:
+                return
+            yield key_bytes, bytes(value)
+
+    def entries(self, tree: str) -> int:
+        return int(self._txn.stat(self._db(tree))["entries"])
+
+    def put(self, tree: str, key: bytes, value: bytes) -> None:
+        self._txn.put(key, value, db=self._db(tree))
+
+    def delete(self, tree: str, key: bytes) -> bool:
+        return bool(self._txn.delete(key, db=self._db(tree)))
+
+
+class LmdbBackend:
+    """Named trees in one LMDB environment (a directory)."""
+
+    def __init__(
+        self,
+        path: Path,
+        trees: list[str],
+        *,
+        read_only: bool = False,
+        map_bytes: int = DEFAULT_MAP_BYTES,
+        max_map_bytes: int | None = None,
+    ) -> None:
+        """Open (creating when writable) the environment at ``path``.
+
+        Raises:
+            StoreReadOnlyError: The directory cannot be written and ``read_only`` is False.
+            StoreUnavailableError: The environment cannot be opened.
+        """
+        self.path = path
+        self.read_only = read_only
+        self._max_map = max_map_bytes
+        self._gate = _ResizeGate()
+        self._writer = threading.Lock()
+        self._closed = False
+        try:
+            if not read_only:
+                path.mkdir(parents=True, exist_ok=True)
+                _probe_writable(path)
+            self._env = lmdb.open(
+                str(path),
+                map_size=max(map_bytes, 1 << 20),
+                max_dbs=len(trees) + 4,
+                sync=True,
+                metasync=True,
+                readonly=read_only,
+                lock=True,
+                readahead=False,
+                max_readers=256,
+                create=not read_only,
+            )
+        except lmdb.Error as exc:
+            raise _translate(exc, f"cannot open the store at {path}") from exc
+        except OSError as exc:
+            raise _translate_os(exc, f"cannot open the store at {path}") from exc
+        self._dbs = self._open_trees(trees)
+
+    def _open_trees(self, trees: list[str]) -> dict[str, lmdb._Database]:
+        dbs: dict[str, lmdb._Database] = {}
+        try:
+            with self._env.begin(write=not self.read_only) as txn:
+                for name in trees:
+                    try:
+                        dbs[name] = self._env.open_db(
+                            name.encode(), txn=txn, create=not self.read_only
+                        )
+                    except lmdb.NotFoundError:
+                        continue  # read-only view of a store that never held this tree
+        except lmdb.Error as exc:
+            raise _translate(exc, f"cannot open the trees of {self.path}") from exc
+        return dbs
+
+    @contextmanager
+    def read(self) -> Iterator[_Txn]:
+        """Open a read snapshot.
+
+        Raises:
+            StoreUnavailableError: The store is closed or broken.
+        """
+        self._check_open()
+        with self._gate.shared():
+            for _ in range(_MAX_RETRIES):
+                try:
+                    txn = self._env.begin(write=False, buffers=False)
+                except lmdb.MapResizedError:
+                    self._adopt_map()
+                    continue
+                except lmdb.Error as exc:
+                    raise _translate(exc, "cannot begin a read") from exc
+                break
+            else:
+                raise StoreUnavailableError("the map kept changing size under this reader")
+            try:
+                yield _Txn(txn, self._dbs)
+            finally:
+                txn.abort()
+
+    def write(self, fn: Callable[[_Txn], T]) -> T:
+        """Run ``fn`` in a durable write transaction, growing the map as needed.
+
+        Raises:
+            StoreReadOnlyError: The store was opened read-only or the disk refuses writes.
+            StoreFullError: The disk or ``max_map_bytes`` leaves no room.
+            StoreError: Whatever ``fn`` raises (the transaction is then rolled back).
+        """
+        self._check_open()
+        if self.read_only:
+            raise StoreReadOnlyError(f"the store at {self.path} is open read-only")
+        for _ in range(_MAX_RETRIES):
+            try:
+                with self._writer, self._gate.shared():
+                    return self._run_write(fn)
+            except lmdb.MapFullError:
+                self._grow()
+            except lmdb.MapResizedError:
+                self._adopt_map()
+        raise StoreFullError("the store could not make room for this write")
+
+    def _run_write(self, fn: Callable[[_Txn], T]) -> T:
+        txn = self._env.begin(write=True)
+        try:
+            result = fn(_Txn(txn, self._dbs))
+            txn.commit()
+            return result
+        except (lmdb.MapFullError, lmdb.MapResizedError):
+            txn.abort()
+            raise
+        except lmdb.Error as exc:
+            txn.abort()
+            raise _translate(exc, "write failed; nothing was written") from exc
+        except BaseException:
+            txn.abort()
+            raise
+
+    def _grow(self) -> None:
+        with self._gate.exclusive():
+            current = int(self._env.info()["map_size"])
+            target = current * 2
+            if self._max_map is not None:
+                if current >= self._max_map:
+                    raise StoreFullError(
+                        f"the store reached its map limit of {self._max_map} bytes",
+                    )
+                target = min(target, self._max_map)
+            try:
+                self._env.set_mapsize(target)
+            except lmdb.Error as exc:
+                raise _translate(exc, "cannot grow the store") from exc
+
+    def _adopt_map(self) -> None:
+        with self._gate.exclusive():
+            self._env.set_mapsize(0)
+
+    def stats(self) -> BackendStats:
+        """Return map size, page use, file size and entries per tree."""
+        self._check_open()
+        info = self._env.info()
+        stat = self._env.stat()
+        used = (int(info["last_pgno"]) + 1) * int(stat["psize"])
+        data_file = self.path / "data.mdb"
+        file_bytes = data_file.stat().st_blocks * 512 if data_file.exists() else 0
+        with self.read() as txn:
+            entries = {name: txn.entries(name) for name in self._dbs}
+        return BackendStats(
+            "lmdb", str(self.path), int(info["map_size"]), used, file_bytes, entries
+        )
+
+    def close(self) -> None:
+        """Close the environment (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self._env.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreUnavailableError("the store is closed")
+
+
+def _probe_writable(path: Path) -> None:
+    probe = path / f".write-probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        with open(probe, "wb") as handle:
+            handle.write(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        raise _translate_os(exc, f"the data directory {path} cannot be written") from exc
+
+
+def _translate(exc: lmdb.Error, context: str) -> StoreError:
+    if isinstance(exc, lmdb.ReadonlyError):
+        return StoreReadOnlyError(f"{context}: the store is read-only ({exc})")
+    if isinstance(exc, lmdb.MapFullError):
+        return StoreFullError(f"{context}: the map is full ({exc})")
+    code = getattr(exc, "errno", None) or _errno_in(str(exc))
+    if code in (errno.EACCES, errno.EROFS, errno.EPERM):
+        return StoreReadOnlyError(f"{context}: {exc}")
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFullError(f"{context}: the disk is full ({exc})")
+    return StoreUnavailableError(f"{context}: {exc}")
+
+
+def _translate_os(exc: OSError, context: str) -> StoreError:
+    if exc.errno in (errno.EACCES, errno.EROFS, errno.EPERM):
+        return StoreReadOnlyError(f"{context}: {exc.strerror}")
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return StoreFullError(f"{context}: the disk is full")
+    return StoreUnavailableError(f"{context}: {exc}")
+
+
+def _errno_in(text: str) -> int | None:
+    lowered = text.lower()
+    if "no space left" in lowered:
+        return errno.ENOSPC
+    if "read-only file system" in lowered:
+        return errno.EROFS
+    if "permission denied" in lowered:
+        return errno.EACCES
+    return None

@@ -1,0 +1,203 @@
+"""Record values and their merge functions: the CRDT layer below the store.
+
+Three record shapes, one per merge mode:
+
+* :class:`Envelope` (LWW) — a whole value stamped with (hlc, replica); the larger stamp wins.
+* :class:`FlagState` (FLAG) — an observed-remove flag: unique add-tags and removed tags;
+  present while some add-tag is not removed; merge is set union.
+* document state (DOC) — pycrdt update bytes, see :mod:`repocontext.store.document`.
+
+Each merge is commutative, associative and idempotent; the property tests prove it.
+
+The stored *frame* wraps a value with what the store needs without decoding the CRDT:
+the record's version (change-feed sequence), its latest HLC, its expiry and whether it is a
+tombstone. The *update* is the replica-neutral CRDT state exchanged by archives and replicas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, TypeAlias
+
+import msgpack
+
+from repocontext.errors import InvalidUpdateError
+from repocontext.store.trees import MergeMode
+
+__all__ = [
+    "Envelope",
+    "FlagState",
+    "Frame",
+    "Value",
+    "decode_frame",
+    "decode_update",
+    "encode_frame",
+    "encode_update",
+    "flag_merge",
+    "lww_merge",
+]
+
+Value: TypeAlias = bool | int | float | str | bytes | list["Value"] | dict[str, "Value"] | None
+"""What an LWW record or a document field may hold (msgpack-encodable, str keys)."""
+
+FORMAT: Final = 1
+_MODE_CODES: Final = {MergeMode.LWW: "l", MergeMode.DOC: "d", MergeMode.FLAG: "f"}
+_CODE_MODES: Final = {code: mode for mode, code in _MODE_CODES.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """A last-writer-wins value.
+
+    Attributes:
+        hlc: Hybrid logical clock of the write.
+        replica: Id of the writing replica (tie-breaker).
+        value: The value; ``None`` for a tombstone.
+        expires_at_ms: Expiry in epoch milliseconds, or ``None`` for durable.
+        deleted: True for a tombstone.
+    """
+
+    hlc: int
+    replica: str
+    value: Value
+    expires_at_ms: int | None = None
+    deleted: bool = False
+
+    def stamp(self) -> tuple[int, str]:
+        """Return the total-order stamp ``(hlc, replica)``."""
+        return (self.hlc, self.replica)
+
+
+@dataclass(frozen=True, slots=True)
+class FlagState:
+    """An observed-remove flag.
+
+    Attributes:
+        adds: Unique tags of every add.
+        removes: Tags whose add was observed by a remove.
+    """
+
+    adds: frozenset[str] = frozenset()
+    removes: frozenset[str] = frozenset()
+
+    @property
+    def present(self) -> bool:
+        """True while some add has not been removed."""
+        return bool(self.adds - self.removes)
+
+
+def lww_merge(a: Envelope, b: Envelope) -> Envelope:
+    """Return the envelope with the larger ``(hlc, replica)`` stamp."""
+    return a if a.stamp() >= b.stamp() else b
+
+
+def flag_merge(a: FlagState, b: FlagState) -> FlagState:
+    """Return the union of two flag states."""
+    return FlagState(adds=a.adds | b.adds, removes=a.removes | b.removes)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A stored record: CRDT state plus what the store reads without decoding it.
+
+    Attributes:
+        mode: Merge mode of the tree the record lives in.
+        version: Change-feed sequence of the last effective write.
+        hlc: Latest hybrid logical clock seen in the state.
+        expires_at_ms: Expiry in epoch milliseconds, or ``None``.
+        deleted: True for a tombstone.
+        state: ``Envelope``, ``FlagState`` or document update bytes.
+    """
+
+    mode: MergeMode
+    version: int
+    hlc: int
+    expires_at_ms: int | None
+    deleted: bool
+    state: Envelope | FlagState | bytes
+
+
+def encode_frame(frame: Frame) -> bytes:
+    """Serialize a frame for storage."""
+    head = [FORMAT, _MODE_CODES[frame.mode], frame.version, frame.hlc, frame.expires_at_ms]
+    return _pack([*head, frame.deleted, _state_to_wire(frame.state)])
+
+
+def decode_frame(data: bytes) -> Frame:
+    """Deserialize a stored frame.
+
+    Raises:
+        InvalidUpdateError: The bytes are not a frame of a known format.
+    """
+    try:
+        fmt, code, version, hlc, expires, deleted, wire = _unpack(data)
+        if fmt != FORMAT or not isinstance(code, str):
+            raise ValueError(f"frame format {fmt}")
+        if not isinstance(version, int) or not isinstance(hlc, int):
+            raise ValueError("frame version and hlc must be integers")
+        if expires is not None and not isinstance(expires, int):
+            raise ValueError("frame expiry must be an integer")
+        mode = _CODE_MODES[code]
+        return Frame(mode, version, hlc, expires, bool(deleted), _state_from_wire(mode, wire))
+    except (ValueError, TypeError, KeyError, msgpack.UnpackException) as exc:
+        raise InvalidUpdateError(f"stored record is not a valid frame: {exc}") from exc
+
+
+def encode_update(mode: MergeMode, state: Envelope | FlagState | bytes) -> bytes:
+    """Serialize CRDT state for exchange (archive, replication)."""
+    return _pack([FORMAT, _MODE_CODES[mode], _state_to_wire(state)])
+
+
+def decode_update(data: bytes) -> tuple[MergeMode, Envelope | FlagState | bytes]:
+    """Deserialize exchanged CRDT state.
+
+    Raises:
+        InvalidUpdateError: The bytes are not an update of a known format.
+    """
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise InvalidUpdateError("an update must be bytes")
+    try:
+        fmt, code, wire = _unpack(bytes(data))
+        if fmt != FORMAT or not isinstance(code, str):
+            raise ValueError(f"update format {fmt}")
+        mode = _CODE_MODES[code]
+        return mode, _state_from_wire(mode, wire)
+    except (ValueError, TypeError, KeyError, msgpack.UnpackException) as exc:
+        raise InvalidUpdateError(f"not a valid record update: {exc}") from exc
+
+
+def _state_to_wire(state: Envelope | FlagState | bytes) -> object:
+    if isinstance(state, Envelope):
+        return [state.hlc, state.replica, state.deleted, state.expires_at_ms, state.value]
+    if isinstance(state, FlagState):
+        return [sorted(state.adds), sorted(state.removes)]
+    return bytes(state)
+
+
+def _state_from_wire(mode: MergeMode, wire: object) -> Envelope | FlagState | bytes:
+    if mode is MergeMode.DOC:
+        if not isinstance(wire, bytes):
+            raise ValueError("document state must be bytes")
+        return wire
+    if not isinstance(wire, list):
+        raise ValueError("state must be an array")
+    if mode is MergeMode.FLAG:
+        adds, removes = wire
+        return FlagState(frozenset(map(str, adds)), frozenset(map(str, removes)))
+    hlc, replica, deleted, expires, value = wire
+    if not isinstance(hlc, int) or not isinstance(replica, str):
+        raise ValueError("envelope stamp must be (int, str)")
+    if expires is not None and not isinstance(expires, int):
+        raise ValueError("envelope expiry must be an int")
+    return Envelope(hlc, replica, value, expires, bool(deleted))
+
+
+def _pack(obj: object) -> bytes:
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def _unpack(data: bytes) -> list[object]:
+    obj = msgpack.unpackb(data, raw=False, strict_map_key=True)
+    if not isinstance(obj, list):
+        raise ValueError("expected an array")
+    return obj

@@ -1,0 +1,439 @@
+"""The store facade: CRDT records in named trees, with TTL, tombstones and a change feed.
+
+Reads hide tombstones and expired records. Writes are acknowledged (the method returns) only
+after their transaction committed durably; :meth:`Store.batch` groups many writes per commit
+and acknowledges each group only once it committed.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import secrets
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Final
+
+import msgpack
+
+from repocontext.errors import (
+    InvalidInputError,
+    InvalidKeyError,
+    InvalidTokenError,
+    StoreUnavailableError,
+)
+from repocontext.store import _writes as w
+from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
+from repocontext.store.batch import Batch
+from repocontext.store.clock import Clock, SystemClock, hlc_millis
+from repocontext.store.document import SEP, DocPatch, read_doc
+from repocontext.store.keys import validate_key
+from repocontext.store.lmdb_backend import DEFAULT_MAP_BYTES, LmdbBackend
+from repocontext.store.records import Envelope, FlagState, Frame, Value, decode_frame, encode_update
+from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, TreeSpec, tree_spec
+from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
+
+__all__ = ["DEFAULT_MAX_VALUE_BYTES", "Store"]
+
+DEFAULT_MAX_VALUE_BYTES: Final = 4 * 1024 * 1024
+DEFAULT_TOMBSTONE_GRACE_SECONDS: Final = 7 * 24 * 3600
+_CLIENT_ID_BITS: Final = 52
+_FENCE_REGISTER: Final = "fence"
+
+
+class Store:
+    """CRDT records over a :class:`~repocontext.store.backend.Backend`."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        clock: Clock | None = None,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        tombstone_grace_seconds: float = DEFAULT_TOMBSTONE_GRACE_SECONDS,
+    ) -> None:
+        """Wrap an open backend (use :meth:`open` for the embedded LMDB store)."""
+        self.backend = backend
+        self.clock: Clock = clock or SystemClock()
+        self.max_value_bytes = max_value_bytes
+        self.tombstone_grace_seconds = tombstone_grace_seconds
+        self.client_id = self._replica_id()
+        self.replica = f"{self.client_id:x}"
+
+    @classmethod
+    def open(
+        cls,
+        data_dir: Path,
+        *,
+        read_only: bool = False,
+        clock: Clock | None = None,
+        map_bytes: int = DEFAULT_MAP_BYTES,
+        max_map_bytes: int | None = None,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        tombstone_grace_seconds: float = DEFAULT_TOMBSTONE_GRACE_SECONDS,
+    ) -> Store:
+        """Open (creating when writable) the LMDB store under ``data_dir/store``.
+
+        Raises:
+            StoreReadOnlyError: ``data_dir`` cannot be written and ``read_only`` is False.
+            StoreUnavailableError: The environment cannot be opened.
+        """
+        trees = [*TREES, *w.INTERNAL_TREES]
+        backend = LmdbBackend(
+            Path(data_dir) / "store",
+            trees,
+            read_only=read_only,
+            map_bytes=map_bytes,
+            max_map_bytes=max_map_bytes,
+        )
+        return cls(
+            backend,
+            clock=clock,
+            max_value_bytes=max_value_bytes,
+            tombstone_grace_seconds=tombstone_grace_seconds,
+        )
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the store (idempotent)."""
+        self.backend.close()
+
+    # -- reads -------------------------------------------------------------------------
+
+    def get(self, tree: str, key: str, *, include_deleted: bool = False) -> Record | None:
+        """Return the live record at ``key``, or ``None``.
+
+        Raises:
+            UnknownTreeError: ``tree`` is not a named tree.
+            InvalidKeyError: ``key`` breaks the key rules.
+        """
+        spec = tree_spec(tree)
+        validate_key(key)
+        with self.backend.read() as txn:
+            raw = txn.get(spec.name, key.encode())
+        if raw is None:
+            return None
+        frame = decode_frame(raw)
+        if not include_deleted and not self._live(frame):
+            return None
+        return _to_record(spec, key, frame)
+
+    def scan(
+        self,
+        tree: str,
+        prefix: str,
+        *,
+        limit: int = 100,
+        token: str | None = None,
+        include_deleted: bool = False,
+    ) -> Page:
+        """Return up to ``limit`` records whose key starts with ``prefix``, in key order.
+
+        Raises:
+            UnknownTreeError: ``tree`` is not a named tree.
+            InvalidTokenError: ``token`` did not come from the same scan.
+        """
+        spec = tree_spec(tree)
+        limit = min(max(int(limit), 1), 10_000)
+        start = self._resume_from(spec, prefix, token)
+        records: list[Record] = []
+        last: bytes | None = None
+        with self.backend.read() as txn:
+            for kb, raw in txn.iterate(spec.name, start, prefix_end(prefix.encode())):
+                frame = decode_frame(raw)
+                if include_deleted or self._live(frame):
+                    if len(records) == limit:
+                        return Page(records, _token(spec, prefix, last or kb))
+                    records.append(_to_record(spec, kb.decode(), frame))
+                last = kb
+        return Page(records, None)
+
+    def iter_records(
+        self, tree: str, prefix: str = "", *, include_deleted: bool = False, page_size: int = 1000
+    ) -> Iterator[Record]:
+        """Iterate every record under ``prefix``, one page per read transaction."""
+        token: str | None = None
+        while True:
+            page = self.scan(
+                tree, prefix, limit=page_size, token=token, include_deleted=include_deleted
+            )
+            yield from page.records
+            if page.next_token is None:
+                return
+            token = page.next_token
+
+    def count(self, tree: str, prefix: str = "") -> int:
+        """Return the number of live records under ``prefix``.
+
+        Raises:
+            UnknownTreeError: ``tree`` is not a named tree.
+        """
+        spec = tree_spec(tree)
+        with self.backend.read() as txn:
+            return sum(
+                1
+                for _, raw in txn.iterate(spec.name, prefix.encode(), prefix_end(prefix.encode()))
+                if self._live(decode_frame(raw))
+            )
+
+    def export_update(self, tree: str, key: str) -> bytes | None:
+        """Return the record's full CRDT state (tombstones included) for another replica."""
+        spec = tree_spec(tree)
+        validate_key(key)
+        with self.backend.read() as txn:
+            raw = txn.get(spec.name, key.encode())
+        return None if raw is None else encode_update(spec.mode, decode_frame(raw).state)
+
+    def export_tree(self, tree: str, prefix: str = "") -> list[tuple[str, bytes]]:
+        """Return ``(key, update)`` for every record under ``prefix``, from one snapshot."""
+        spec = tree_spec(tree)
+        with self.backend.read() as txn:
+            return [
+                (kb.decode(), encode_update(spec.mode, decode_frame(raw).state))
+                for kb, raw in txn.iterate(spec.name, prefix.encode(), prefix_end(prefix.encode()))
+            ]
+
+    # -- writes ------------------------------------------------------------------------
+
+    def put(self, tree: str, key: str, value: Value, *, ttl_seconds: float | None = None) -> Record:
+        """Replace the value of an LWW record; acknowledged once durable.
+
+        Raises:
+            MergeModeError: ``tree`` is not an LWW tree.
+            InvalidInputError: ``ttl_seconds`` is not positive.
+            ValueTooLargeError: The record exceeds the value limit.
+        """
+        return self._commit_live(tree, key, self.ops.put(tree, key, value, ttl_seconds))
+
+    def merge_fields(self, tree: str, key: str, patch: DocPatch) -> Record:
+        """Merge a field-level change into a document record; acknowledged once durable.
+
+        Raises:
+            MergeModeError: ``tree`` is not a document tree.
+            InvalidInputError: A field, set or register name is invalid.
+        """
+        return self._commit_live(tree, key, self.ops.merge_fields(tree, key, patch))
+
+    def set_flag(self, tree: str, key: str, present: bool) -> Record | None:
+        """Add or remove an observed-remove flag.
+
+        Raises:
+            MergeModeError: ``tree`` is not a flag tree.
+        """
+        return self._commit_one(tree, key, self.ops.set_flag(tree, key, present))
+
+    def delete(self, tree: str, key: str) -> Record | None:
+        """Tombstone a record; return the tombstone, or ``None`` when nothing was live."""
+        return self._commit_one(tree, key, self.ops.delete(tree, key))
+
+    def apply_update(self, tree: str, key: str, update: bytes) -> Record | None:
+        """Merge foreign CRDT state; return the new record, or ``None`` when nothing changed.
+
+        Raises:
+            InvalidUpdateError: ``update`` does not decode.
+            MergeModeError: The update's merge mode is not the tree's.
+        """
+        return self._commit_one(tree, key, self.ops.apply_update(tree, key, update))
+
+    def batch(
+        self,
+        *,
+        commit_every: int = 1000,
+        on_commit: Callable[[list[str]], None] | None = None,
+    ) -> Batch:
+        """Return a batch that commits every ``commit_every`` writes (see :class:`Batch`)."""
+        return Batch(self, commit_every=commit_every, on_commit=on_commit)
+
+    @property
+    def ops(self) -> _OpFactory:
+        """Validated write operations, for :class:`Batch` and the single-write methods."""
+        return _OpFactory(self)
+
+    def run_ops(self, ops: list[w.Op]) -> list[Frame | None]:
+        """Run write operations in one durable transaction and return their frames."""
+        now_ms = int(self.clock.now() * 1000)
+
+        def transaction(txn: WriteTxn) -> list[Frame | None]:
+            ctx = w.WriteContext(txn, self.client_id, now_ms, self.max_value_bytes)
+            frames = [op(ctx) for op in ops]
+            ctx.finish()
+            return frames
+
+        return self.backend.write(transaction)
+
+    def _commit_live(self, tree: str, key: str, op: w.Op) -> Record:
+        record = self._commit_one(tree, key, op)
+        if record is None:  # put and merge_fields always store a frame
+            raise StoreUnavailableError(f"the write of {key!r} stored nothing")
+        return record
+
+    def _commit_one(self, tree: str, key: str, op: w.Op) -> Record | None:
+        frame = self.run_ops([op])[0]
+        return None if frame is None else _to_record(tree_spec(tree), key, frame)
+
+    # -- feed, TTL, stats --------------------------------------------------------------
+
+    def changes(self, after: int = 0, *, limit: int = 1000) -> list[Change]:
+        """Return change-feed events with ``seq > after``, oldest first."""
+        start = w.seq_key(after + 1)
+        changes: list[Change] = []
+        with self.backend.read() as txn:
+            for kb, raw in txn.iterate(w.FEED, start, None):
+                tag, key, op, hlc = msgpack.unpackb(raw, raw=False)
+                changes.append(Change(w.split_seq(kb), TREES_BY_TAG[tag].name, key, op, hlc))
+                if len(changes) >= limit:
+                    break
+        return changes
+
+    def cursor(self, name: str) -> int:
+        """Return the saved feed position of consumer ``name`` (0 when new)."""
+        with self.backend.read() as txn:
+            raw = txn.get(w.META, b"cursor/" + name.encode())
+        return 0 if raw is None else int(struct.unpack(">Q", raw)[0])
+
+    def save_cursor(self, name: str, seq: int) -> None:
+        """Durably record that consumer ``name`` has processed the feed up to ``seq``."""
+        self.backend.write(
+            lambda txn: txn.put(w.META, b"cursor/" + name.encode(), struct.pack(">Q", seq))
+        )
+
+    def last_seq(self) -> int:
+        """Return the highest sequence number handed out."""
+        with self.backend.read() as txn:
+            raw = txn.get(w.META, b"seq")
+        return 0 if raw is None else int(struct.unpack(">Q", raw)[0])
+
+    def sweep(self, *, limit: int = 10_000) -> SweepReport:
+        """Tombstone expired records and compact tombstones older than the grace period."""
+        from repocontext.store.sweeper import sweep_once
+
+        return sweep_once(self, limit=limit)
+
+    def stats(self) -> StoreStats:
+        """Return store statistics."""
+        raw = self.backend.stats()
+        return StoreStats(
+            path=raw.path,
+            engine=raw.engine,
+            replica=self.replica,
+            last_seq=self.last_seq(),
+            map_bytes=raw.map_bytes,
+            used_bytes=raw.used_bytes,
+            file_bytes=raw.file_bytes,
+            records={name: n for name, n in raw.entries.items() if name in TREES},
+        )
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _live(self, frame: Frame) -> bool:
+        if frame.deleted:
+            return False
+        return frame.expires_at_ms is None or frame.expires_at_ms > self.clock.now() * 1000
+
+    def _replica_id(self) -> int:
+        def read(txn: ReadTxn) -> int | None:
+            raw = txn.get(w.META, b"replica")
+            return None if raw is None else int(struct.unpack(">Q", raw)[0])
+
+        with self.backend.read() as txn:
+            existing = read(txn)
+        if existing is not None or self.backend.read_only:
+            return existing or 1
+
+        def create(txn: WriteTxn) -> int:
+            found = read(txn)
+            if found is not None:
+                return found
+            new = secrets.randbits(_CLIENT_ID_BITS) | 1
+            txn.put(w.META, b"replica", struct.pack(">Q", new))
+            return new
+
+        return self.backend.write(create)
+
+    def _resume_from(self, spec: TreeSpec, prefix: str, token: str | None) -> bytes:
+        if token is None:
+            return prefix.encode()
+        try:
+            tag, crc, last = msgpack.unpackb(base64.urlsafe_b64decode(token.encode()), raw=False)
+        except Exception as exc:
+            raise InvalidTokenError("the continuation token is malformed") from exc
+        if tag != spec.tag or crc != zlib.crc32(prefix.encode()) or not isinstance(last, bytes):
+            raise InvalidTokenError("the continuation token belongs to another scan")
+        return last + b"\x00"
+
+
+class _OpFactory:
+    """Builds validated write operations bound to one store's settings."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def put(self, tree: str, key: str, value: Value, ttl_seconds: float | None = None) -> w.Op:
+        return w.op_put(tree_spec(tree), validate_key(key), value, self._expiry(ttl_seconds))
+
+    def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
+        _check_patch(patch)
+        return w.op_merge_fields(tree_spec(tree), validate_key(key), patch)
+
+    def set_flag(self, tree: str, key: str, present: bool) -> w.Op:
+        return w.op_set_flag(tree_spec(tree), validate_key(key), present)
+
+    def delete(self, tree: str, key: str) -> w.Op:
+        return w.op_delete(tree_spec(tree), validate_key(key))
+
+    def apply_update(self, tree: str, key: str, update: bytes) -> w.Op:
+        return w.op_apply_update(tree_spec(tree), validate_key(key), update)
+
+    def _expiry(self, ttl_seconds: float | None) -> int | None:
+        if ttl_seconds is None:
+            return None
+        if not math.isfinite(ttl_seconds) or ttl_seconds <= 0:
+            raise InvalidInputError(
+                f"ttlSeconds must be a positive number, got {ttl_seconds!r}",
+                hint="Omit the TTL for a durable record.",
+            )
+        return int((self._store.clock.now() + ttl_seconds) * 1000)
+
+
+def _check_patch(patch: DocPatch) -> None:
+    names = [*patch.set_fields, *patch.add, *patch.remove, *patch.raise_max]
+    for name in names:
+        if not isinstance(name, str) or not name or SEP in name or name.startswith("_"):
+            raise InvalidInputError(
+                f"field, set or register name {name!r} is invalid",
+                hint="Names are non-empty, do not start with '_' and hold no \\x1f.",
+            )
+    for elements in (*patch.add.values(), *patch.remove.values()):
+        if isinstance(elements, str) or not all(isinstance(e, str) and e for e in elements):
+            raise InvalidInputError("set elements must be a list of non-empty strings")
+    if any(not isinstance(v, int) or isinstance(v, bool) for v in patch.raise_max.values()):
+        raise InvalidInputError("register values must be integers")
+
+
+def _token(spec: TreeSpec, prefix: str, last: bytes) -> str:
+    payload = msgpack.packb([spec.tag, zlib.crc32(prefix.encode()), last], use_bin_type=True)
+    return base64.urlsafe_b64encode(payload).decode()
+
+
+def _to_record(spec: TreeSpec, key: str, frame: Frame) -> Record:
+    expires = None if frame.expires_at_ms is None else frame.expires_at_ms / 1000
+    base = (spec.name, key, frame.version, frame.hlc, expires, frame.deleted)
+    if spec.mode is MergeMode.DOC and isinstance(frame.state, bytes):
+        return Record(*base, doc=read_doc(frame.state))
+    if isinstance(frame.state, FlagState):
+        return Record(*base, present=frame.state.present)
+    if isinstance(frame.state, Envelope):
+        return Record(*base, value=frame.state.value)
+    raise InvalidKeyError(f"record {key!r} does not match the mode of {spec.name}")
+
+
+def tombstone_millis(frame: Frame) -> int:
+    """Return when a tombstone was made, in epoch milliseconds."""
+    return hlc_millis(frame.hlc)

@@ -1,0 +1,329 @@
+"""The workspace facade: the repository registry, the path guard and retrieval health.
+
+Every surface (MCP tools, HTTP routes, the CLI) talks to the domain through one
+:class:`Workspace`. It owns the open :class:`~repocontext.store.Store`, checks every path a
+caller passes against the workspace root (symlinks resolved) and answers in frozen dataclasses.
+
+Retrieval phases (``HealthReport.retrieval_phase``):
+
+* ``nothing_registered`` — no repository is registered; nothing to search yet (ready).
+* ``building`` — some registered repository has no finished index yet (not ready). Until the
+  indexer lands, a freshly registered repository stays in this phase.
+* ``keyword_only`` — every repository is indexed, some without vectors (ready).
+* ``serving`` — every repository is indexed with vectors (ready).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, Literal
+
+from repocontext.errors import (
+    DangerousRootError,
+    InvalidInputError,
+    NoWorkspaceRootError,
+    PathNotFoundError,
+    PathOutsideWorkspaceError,
+    RepoConflictError,
+)
+from repocontext.settings import Settings
+from repocontext.store import STRUCTURAL, Record, Store, StoreStats
+from repocontext.store.clock import Clock, SystemClock
+from repocontext.store.keys import decode_component, repo_key
+
+__all__ = [
+    "HealthReport",
+    "RepoInfo",
+    "RepositoryHealth",
+    "RetrievalPhase",
+    "Verdict",
+    "Workspace",
+]
+
+RetrievalPhase = Literal["serving", "keyword_only", "nothing_registered", "building"]
+Verdict = Literal["serving", "keyword_only", "building", "unknown"]
+
+GROUP: Final = "repocontext"
+_REPO_SCAN_PREFIX: Final = "repo/"
+_SCAN_PAGE: Final = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RepoInfo:
+    """A registered repository.
+
+    Attributes:
+        repo_id: The repository id (unique in the store).
+        root: Absolute, symlink-free path of the repository root.
+        registered_at: When it was registered (ISO 8601, UTC).
+        files: Files in its index.
+        indexed_at: When its last index pass finished (ISO 8601, UTC), or ``None``.
+        vectors: Vectors in its semantic index.
+        last_ingested_at: When the last file change was ingested, or ``None``.
+        indexed_commit: Git commit the index reflects, or ``None``.
+    """
+
+    repo_id: str
+    root: str
+    registered_at: str | None
+    files: int
+    indexed_at: str | None
+    vectors: int
+    last_ingested_at: str | None = None
+    indexed_commit: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryHealth:
+    """Retrieval health of one repository.
+
+    Attributes:
+        verdict: ``serving``, ``keyword_only``, ``building`` or ``unknown``.
+        reason: One sentence explaining the verdict.
+        files: Files in its index.
+        vectors_indexed: Vectors in its semantic index.
+        indexed_at: When its last index pass finished, or ``None``.
+    """
+
+    verdict: Verdict
+    reason: str
+    files: int
+    vectors_indexed: int
+    indexed_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HealthReport:
+    """Health of the service and its retrieval plane.
+
+    Attributes:
+        available: The service answered (reachability only).
+        group: Always ``repocontext``.
+        status: ``ok`` when the store answered a read.
+        retrieval_ready: False only while the phase is ``building``.
+        retrieval_phase: See the module docstring.
+        repositories: Registered repositories.
+        repository: Health of the repository asked about, when one was.
+    """
+
+    available: bool
+    group: str
+    status: str
+    retrieval_ready: bool
+    retrieval_phase: RetrievalPhase
+    repositories: int
+    repository: RepositoryHealth | None = None
+
+
+class Workspace:
+    """The facade every surface uses; one per process, opened from :class:`Settings`."""
+
+    def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
+        """Wrap an open store (use :meth:`open`)."""
+        self.settings = settings
+        self._store = store
+        self._clock = clock
+
+    @classmethod
+    def open(
+        cls, settings: Settings, *, clock: Clock | None = None, read_only: bool = False
+    ) -> Workspace:
+        """Open the store under ``settings.data_dir``.
+
+        Raises:
+            StoreReadOnlyError: The data directory cannot be written.
+            StoreUnavailableError: The store cannot be opened.
+        """
+        clock = clock or SystemClock()
+        store = Store.open(settings.data_dir, read_only=read_only, clock=clock)
+        return cls(settings, store, clock)
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the store (idempotent)."""
+        self._store.close()
+
+    def register_repo(self, path: Path, repo_id: str | None = None) -> RepoInfo:
+        """Register a repository directory under the workspace root.
+
+        Registering the same directory under the same id again changes nothing.
+
+        Args:
+            path: The repository directory; symlinks are resolved before any check.
+            repo_id: The id to register it under; defaults to the directory's name.
+
+        Raises:
+            NoWorkspaceRootError: The workspace has no root to check paths against.
+            DangerousRootError: The path is the filesystem root or the home directory.
+            PathOutsideWorkspaceError: The path resolves outside the workspace root.
+            PathNotFoundError: The path is not an existing directory.
+            InvalidInputError: The repository id is empty or malformed.
+            RepoConflictError: The id is registered for another directory.
+        """
+        root = self._guard(path)
+        repo_id = _check_repo_id(repo_id if repo_id is not None else root.name)
+        key = repo_key(repo_id)
+        existing = self._store.get(STRUCTURAL, key)
+        if existing is not None:
+            info = _repo_info(repo_id, existing)
+            if info.root == str(root):
+                return info
+            raise RepoConflictError(f"repository id {repo_id!r} is already registered at {info.root}")
+        value: dict[str, str | int | None] = {
+            "root": str(root),
+            "registeredAt": _iso(self._clock.now()),
+            "files": 0,
+            "indexedAt": None,
+            "vectors": 0,
+        }
+        return _repo_info(repo_id, self._store.put(STRUCTURAL, key, dict(value)))
+
+    def get_repo(self, repo_id: str) -> RepoInfo | None:
+        """Return the registered repository ``repo_id``, or ``None``.
+
+        Raises:
+            InvalidInputError: The repository id is empty or malformed.
+        """
+        record = self._store.get(STRUCTURAL, repo_key(_check_repo_id(repo_id)))
+        return _repo_info(repo_id, record) if record is not None else None
+
+    def list_repos(self) -> list[RepoInfo]:
+        """Return every registered repository in ascending id order."""
+        return sorted(self._iter_repos(), key=lambda info: info.repo_id)
+
+    def health(self, repo_id: str | None = None) -> HealthReport:
+        """Report service and retrieval health, optionally for one repository.
+
+        An unknown ``repo_id`` is not an error: its verdict is ``unknown``.
+
+        Raises:
+            StoreError: The store could not be read.
+        """
+        repos = self.list_repos()
+        phase = _phase(repos)
+        repository = None
+        if repo_id is not None:
+            known = next((r for r in repos if r.repo_id == repo_id), None)
+            repository = _repository_health(repo_id, known)
+        return HealthReport(
+            available=True,
+            group=GROUP,
+            status="ok",
+            retrieval_ready=phase != "building",
+            retrieval_phase=phase,
+            repositories=len(repos),
+            repository=repository,
+        )
+
+    def stats(self) -> StoreStats:
+        """Return the store's statistics (path, sizes, records per tree)."""
+        return self._store.stats()
+
+    def _guard(self, path: Path) -> Path:
+        workspace_root = self.settings.workspace_root
+        if workspace_root is None:
+            raise NoWorkspaceRootError(f"cannot register {path}: no workspace root is configured")
+        resolved = Path(path).expanduser().resolve()
+        if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
+            raise DangerousRootError(f"refusing to register {resolved}: it is / or the home dir")
+        if not resolved.is_relative_to(workspace_root.expanduser().resolve()):
+            raise PathOutsideWorkspaceError(
+                f"{path} resolves to {resolved}, outside the workspace root {workspace_root}"
+            )
+        if not resolved.is_dir():
+            raise PathNotFoundError(f"{resolved} is not an existing directory")
+        return resolved
+
+    def _iter_repos(self) -> Iterator[RepoInfo]:
+        # The registry shares the structural tree with file records; only keys with exactly
+        # two components (repo/{id}) are repository records.
+        token: str | None = None
+        while True:
+            page = self._store.scan(STRUCTURAL, _REPO_SCAN_PREFIX, limit=_SCAN_PAGE, token=token)
+            for record in page.records:
+                if record.key.count("/") == 1:
+                    yield _repo_info(decode_component(record.key.split("/", 1)[1]), record)
+            if page.next_token is None:
+                return
+            token = page.next_token
+
+
+def _check_repo_id(repo_id: str) -> str:
+    if not repo_id or repo_id in (".", "..") or repo_id != repo_id.strip():
+        raise InvalidInputError(
+            f"invalid repository id {repo_id!r}",
+            hint="Use a short name such as the directory name, without surrounding spaces.",
+        )
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in repo_id):
+        raise InvalidInputError(f"repository id {repo_id!r} holds a control character")
+    return repo_id
+
+
+def _repo_info(repo_id: str, record: Record) -> RepoInfo:
+    value = record.value if isinstance(record.value, dict) else {}
+    return RepoInfo(
+        repo_id=repo_id,
+        root=str(value.get("root", "")),
+        registered_at=_opt_str(value.get("registeredAt")),
+        files=_int(value.get("files")),
+        indexed_at=_opt_str(value.get("indexedAt")),
+        vectors=_int(value.get("vectors")),
+        last_ingested_at=_opt_str(value.get("lastIngestedAt")),
+        indexed_commit=_opt_str(value.get("indexedCommit")),
+    )
+
+
+def _phase(repos: list[RepoInfo]) -> RetrievalPhase:
+    if not repos:
+        return "nothing_registered"
+    if any(r.indexed_at is None for r in repos):
+        return "building"
+    if all(r.vectors > 0 for r in repos):
+        return "serving"
+    return "keyword_only"
+
+
+def _repository_health(repo_id: str, info: RepoInfo | None) -> RepositoryHealth:
+    if info is None:
+        return RepositoryHealth(
+            verdict="unknown",
+            reason=f"no repository {repo_id!r} is registered; call repocontext_list_repos",
+            files=0,
+            vectors_indexed=0,
+            indexed_at=None,
+        )
+    verdict: Verdict
+    if info.indexed_at is None:
+        verdict, reason = "building", "registered; its first index pass has not finished"
+    elif info.vectors > 0:
+        verdict, reason = "serving", "indexed with vectors; keyword and semantic search work"
+    else:
+        verdict, reason = "keyword_only", "indexed without vectors; search is keyword-only"
+    return RepositoryHealth(
+        verdict=verdict,
+        reason=reason,
+        files=info.files,
+        vectors_indexed=info.vectors,
+        indexed_at=info.indexed_at,
+    )
+
+
+def _iso(seconds: float) -> str:
+    stamp = datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
