@@ -156,14 +156,16 @@ class LmdbBackend:
     def _open_trees(self, trees: list[str]) -> dict[str, lmdb._Database]:
         dbs: dict[str, lmdb._Database] = {}
         try:
-            with self._env.begin(write=not self.read_only) as txn:
+            if self.read_only:
                 for name in trees:
                     try:
-                        dbs[name] = self._env.open_db(
-                            name.encode(), txn=txn, create=not self.read_only
-                        )
+                        dbs[name] = self._env.open_db(name.encode(), create=False)
                     except lmdb.NotFoundError:
-                        continue  # read-only view of a store that never held this tree
+                        continue  # a read-only view of a store that never held this tree
+                return dbs
+            with self._env.begin(write=True) as txn:
+                for name in trees:
+                    dbs[name] = self._env.open_db(name.encode(), txn=txn, create=True)
         except lmdb.Error as exc:
             raise _translate(exc, f"cannot open the trees of {self.path}") from exc
         return dbs

@@ -1,0 +1,34 @@
+"""Child-process workloads for the concurrency and crash tests (run as a script)."""
+
+import sys
+from pathlib import Path
+
+from repocontext.store import MEMORY, STRUCTURAL, DocPatch, Store
+from repocontext.store.keys import file_key, mem_key
+
+
+def fields(data_dir: str, worker: str, records: str) -> None:
+    """Write field ``w{worker}`` and tag ``t{worker}`` into every shared record."""
+    with Store.open(Path(data_dir)) as store:
+        for i in range(int(records)):
+            patch = DocPatch(set_fields={f"w{worker}": i}, add={"tags": [f"t{worker}"]})
+            store.merge_fields(MEMORY, mem_key("r", "shared", f"e{i}"), patch)
+    print("done", flush=True)
+
+
+def batches(data_dir: str, commit_every: str) -> None:
+    """Write forever in batches, printing every acknowledged key range."""
+    with Store.open(Path(data_dir)) as store:
+
+        def acknowledged(keys: list[str]) -> None:
+            print(f"ACK {keys[0]} {keys[-1]} {len(keys)}", flush=True)
+
+        with store.batch(commit_every=int(commit_every), on_commit=acknowledged) as batch:
+            i = 0
+            while True:
+                batch.put(STRUCTURAL, file_key("r", f"f{i:08}"), {"i": i, "pad": "x" * 200})
+                i += 1
+
+
+if __name__ == "__main__":
+    {"fields": fields, "batches": batches}[sys.argv[1]](*sys.argv[2:])
