@@ -30,8 +30,7 @@ from repocontext.errors import (
     RepoConflictError,
 )
 from repocontext.settings import Settings
-from repocontext.store import STRUCTURAL, Record, Store, StoreStats
-from repocontext.store.clock import Clock, SystemClock
+from repocontext.store import STRUCTURAL, Clock, Record, Store, StoreStats, SystemClock, Value
 from repocontext.store.keys import decode_component, repo_key
 
 __all__ = [
@@ -176,15 +175,17 @@ class Workspace:
             info = _repo_info(repo_id, existing)
             if info.root == str(root):
                 return info
-            raise RepoConflictError(f"repository id {repo_id!r} is already registered at {info.root}")
-        value: dict[str, str | int | None] = {
+            raise RepoConflictError(
+                f"repository id {repo_id!r} is already registered at {info.root}"
+            )
+        value: dict[str, Value] = {
             "root": str(root),
             "registeredAt": _iso(self._clock.now()),
             "files": 0,
             "indexedAt": None,
             "vectors": 0,
         }
-        return _repo_info(repo_id, self._store.put(STRUCTURAL, key, dict(value)))
+        return _repo_info(repo_id, self._store.put(STRUCTURAL, key, value))
 
     def get_repo(self, repo_id: str) -> RepoInfo | None:
         """Return the registered repository ``repo_id``, or ``None``.

@@ -1,8 +1,10 @@
 """The MCP edge: tool specs, annotations and the error mapping every tool goes through.
 
 A tool is a thin function (parse -> workspace call -> typed result). :func:`map_errors` turns
-a :class:`~repocontext.errors.RepoContextError` into an MCP tool error whose text is the JSON
-object ``{"code", "message", "hint"}``, so the model reads a stable code and what to do next.
+a :class:`~repocontext.errors.RepoContextError` into an MCP tool error result (``isError``
+true) whose only text is the JSON object ``{"code", "message", "hint"}``, so the model reads a
+stable code and what to do next. The result is returned rather than raised because the SDK
+prefixes the text of a raised ``ToolError`` with prose, which would break the JSON.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from typing import Final, ParamSpec, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from repocontext.errors import RepoContextError
 
-__all__ = ["READ_ONLY", "ToolSpec", "WireModel", "error_text", "map_errors"]
+__all__ = ["READ_ONLY", "ToolSpec", "WireModel", "error_result", "error_text", "map_errors"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -54,7 +56,7 @@ class ToolSpec:
     """
 
     name: str
-    fn: Callable[..., BaseModel]
+    fn: Callable[..., BaseModel | CallToolResult]
     title: str
     annotations: ToolAnnotations
     writes: bool = False
@@ -65,29 +67,34 @@ def error_text(code: str, message: str, hint: str) -> str:
     return json.dumps({"code": code, "message": message, "hint": hint})
 
 
-def map_errors(fn: Callable[P, R]) -> Callable[P, R]:
+def error_result(code: str, message: str, hint: str) -> CallToolResult:
+    """Return a tool error result (``isError`` true) carrying the JSON error text."""
+    text = error_text(code, message, hint)
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def map_errors(fn: Callable[P, R]) -> Callable[P, R | CallToolResult]:
     """Wrap a synchronous tool so that failures become tool errors with code, message, hint.
 
     Our own errors keep their code. Anything unexpected becomes ``internal.error`` (logged
-    with its traceback); protocol errors pass through unchanged.
+    with its traceback); protocol errors and the SDK's own tool errors pass through.
     """
 
     @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
             return fn(*args, **kwargs)
         except RepoContextError as exc:
-            raise ToolError(error_text(exc.code, exc.message, exc.hint)) from exc
+            _log.info("tool %s refused: %s (%s)", fn.__name__, exc.code, exc.message)
+            return error_result(exc.code, exc.message, exc.hint)
         except (ToolError, MCPError):
             raise
         except Exception as exc:  # the MCP edge: nothing unexpected reaches the model raw
             _log.exception("tool %s failed unexpectedly", fn.__name__)
-            raise ToolError(
-                error_text(
-                    INTERNAL_CODE,
-                    f"{type(exc).__name__} while running {fn.__name__}",
-                    "Retry once; if it fails again, report it with the server log.",
-                )
-            ) from exc
+            return error_result(
+                INTERNAL_CODE,
+                f"{type(exc).__name__} while running {fn.__name__}",
+                "Retry once; if it fails again, report it with the server log.",
+            )
 
     return wrapper

@@ -68,7 +68,7 @@ def health_tool(workspace: Workspace) -> ToolSpec:
     """Return the ``repocontext_health`` tool bound to ``workspace``."""
 
     @map_errors
-    def repocontext_health(repoId: RepoIdParam = None) -> HealthResult:  # noqa: N803 - wire name
+    def repocontext_health(repoId: RepoIdParam = None) -> HealthResult:
         """Check that repocontext answers and whether retrieval is ready. Call this first.
 
         Returns `available` (the server answered), `group` ("repocontext"), `status` ("ok"

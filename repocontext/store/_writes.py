@@ -13,9 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-import msgpack
-
-from repocontext.errors import InvalidUpdateError, MergeModeError, ValueTooLargeError
+from repocontext.errors import (
+    InvalidInputError,
+    InvalidUpdateError,
+    MergeModeError,
+    ValueTooLargeError,
+)
 from repocontext.store.backend import WriteTxn
 from repocontext.store.clock import hlc_millis, next_hlc
 from repocontext.store.document import DocPatch, apply_patch, doc_merge, read_doc
@@ -27,8 +30,10 @@ from repocontext.store.records import (
     decode_frame,
     decode_update,
     encode_frame,
+    encode_lww_frame,
     flag_merge,
     lww_merge,
+    pack,
 )
 from repocontext.store.trees import MergeMode, TreeSpec
 
@@ -39,6 +44,10 @@ TOMBSTONES: Final = "repo-context-tombstones"
 INTERNAL_TREES: Final = (META, FEED, EXPIRY, TOMBSTONES)
 
 _U64: Final = struct.Struct(">Q")
+_FEED_EVENT: Final = struct.Struct(">BBQ")
+FEED_UPSERT: Final = 1
+FEED_DELETE: Final = 2
+FEED_OPS: Final = {FEED_UPSERT: "upsert", FEED_DELETE: "delete"}
 
 Op = Callable[["WriteContext"], Frame | None]
 """A queued write: runs inside a transaction, returns the frame it stored (None: no change)."""
@@ -95,17 +104,28 @@ class WriteContext:
         raw = self.txn.get(spec.name, key.encode())
         return None if raw is None else decode_frame(raw)
 
-    def store(self, spec: TreeSpec, key: str, old: Frame | None, frame: Frame) -> Frame:
+    def store(
+        self,
+        spec: TreeSpec,
+        key: str,
+        old: Frame | None,
+        frame: Frame,
+        packed_value: bytes | None = None,
+    ) -> Frame:
         """Write ``frame`` (its version is assigned here) and maintain indexes and the feed.
+
+        ``packed_value`` is the msgpack form of an LWW value, packed before the transaction.
 
         Raises:
             ValueTooLargeError: The encoded frame exceeds the value limit.
         """
         self.seq += 1
-        stored = Frame(
-            frame.mode, self.seq, frame.hlc, frame.expires_at_ms, frame.deleted, frame.state
-        )
-        data = encode_frame(stored)
+        mode, _, hlc, expires, deleted, state = frame
+        stored = Frame(mode, self.seq, hlc, expires, deleted, state)
+        if packed_value is not None and isinstance(stored.state, Envelope):
+            data = encode_lww_frame(self.seq, stored.state, packed_value)
+        else:
+            data = encode_frame(stored)
         if len(data) > self.max_value_bytes:
             raise ValueTooLargeError(
                 f"record {key[:80]!r} encodes to {len(data)} bytes; "
@@ -113,10 +133,10 @@ class WriteContext:
             )
         kb = key.encode()
         self.txn.put(spec.name, kb, data)
-        self._reindex(spec, kb, old, stored)
-        op = "delete" if stored.deleted else "upsert"
-        event = msgpack.packb([spec.tag, key, op, stored.hlc], use_bin_type=True)
-        self.txn.put(FEED, seq_key(self.seq), event)
+        if old is not None or stored.expires_at_ms is not None or stored.deleted:
+            self._reindex(spec, kb, old, stored)
+        event = _FEED_EVENT.pack(spec.tag, FEED_DELETE if deleted else FEED_UPSERT, hlc) + kb
+        self.txn.put(FEED, _U64.pack(self.seq), event, append=True)
         return stored
 
     def _reindex(self, spec: TreeSpec, kb: bytes, old: Frame | None, new: Frame) -> None:
@@ -135,14 +155,35 @@ class WriteContext:
         self.txn.put(META, b"seq", _U64.pack(self.seq))
 
 
-def op_put(spec: TreeSpec, key: str, value: Value, expires_at_ms: int | None) -> Op:
-    """A whole-value LWW write."""
+def op_put(
+    spec: TreeSpec, key: str, value: Value, expires_at_ms: int | None, max_value_bytes: int
+) -> Op:
+    """A whole-value LWW write; the value is packed (and so validated) before any transaction.
+
+    Raises:
+        InvalidInputError: The value is not made of storable types.
+        ValueTooLargeError: The packed value alone exceeds ``max_value_bytes``.
+    """
     _require(spec, MergeMode.LWW, "put")
+    try:
+        packed = pack(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise InvalidInputError(
+            f"the value of {key[:80]!r} cannot be stored: {exc}",
+            hint="Values are None, bool, int, float, str, bytes, lists and str-keyed dicts.",
+        ) from exc
+    if len(packed) > max_value_bytes:
+        raise ValueTooLargeError(
+            f"the value of {key[:80]!r} is {len(packed)} bytes; the limit is {max_value_bytes}"
+        )
 
     def run(ctx: WriteContext) -> Frame:
-        old = ctx.load(spec, key)
-        envelope = Envelope(ctx.tick(), ctx.replica, value, expires_at_ms)
-        return ctx.store(spec, key, old, _lww_frame(envelope))
+        raw = ctx.txn.get(spec.name, key.encode())
+        old = None if raw is None else decode_frame(raw)
+        hlc = ctx.tick()
+        envelope = Envelope(hlc, ctx.replica, value, expires_at_ms)
+        frame = Frame(MergeMode.LWW, 0, hlc, expires_at_ms, False, envelope)
+        return ctx.store(spec, key, old, frame, packed)
 
     return run
 
@@ -273,6 +314,12 @@ def _require(spec: TreeSpec, mode: MergeMode, operation: str) -> None:
         raise MergeModeError(
             f"{operation} needs a {mode.value} tree; {spec.name} merges as {spec.mode.value}"
         )
+
+
+def decode_feed_event(raw: bytes) -> tuple[int, str, int, str]:
+    """Return ``(tree tag, op, hlc, key)`` of a stored change-feed event."""
+    tag, op, hlc = _FEED_EVENT.unpack_from(raw)
+    return tag, FEED_OPS[op], hlc, raw[_FEED_EVENT.size :].decode()
 
 
 def split_seq(raw: bytes) -> int:

@@ -36,8 +36,8 @@ class ReadTxn(Protocol):
 class WriteTxn(ReadTxn, Protocol):
     """A snapshot that can also change trees; committed durably as a whole or not at all."""
 
-    def put(self, tree: str, key: bytes, value: bytes) -> None:
-        """Store ``value`` under ``key``."""
+    def put(self, tree: str, key: bytes, value: bytes, *, append: bool = False) -> None:
+        """Store ``value`` under ``key``; ``append`` promises the key sorts after every other."""
         ...
 
     def delete(self, tree: str, key: bytes) -> bool:
@@ -73,6 +73,10 @@ class Backend(Protocol):
 
     def read(self) -> AbstractContextManager[ReadTxn]:
         """Open a read snapshot for the ``with`` block."""
+        ...
+
+    def get(self, tree: str, key: bytes) -> bytes | None:
+        """Read one value in its own snapshot."""
         ...
 
     def write(self, fn: Callable[[WriteTxn], T]) -> T:

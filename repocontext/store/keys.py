@@ -19,6 +19,7 @@ and ``/`` so that they never split. Paths keep ``/`` so that a directory is one 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -51,6 +52,7 @@ MAX_KEY_BYTES: Final = 480
 PATH_FAMILIES: Final = frozenset({"pkg", "file", "content"})
 NAME_FAMILIES: Final = frozenset({"symbol", "xref", "session"})
 FAMILIES: Final = PATH_FAMILIES | NAME_FAMILIES | {"mem", "vec"}
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +220,7 @@ def validate_key(key: str) -> str:
     if not isinstance(key, str) or not key:
         raise InvalidKeyError("a key must be a non-empty string")
     _check_text(key, "key")
-    if len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
+    if len(key) * 4 > MAX_KEY_BYTES and len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
         raise InvalidKeyError(f"key is longer than {MAX_KEY_BYTES} bytes")
     if key.startswith("/") or key.endswith("/") or "//" in key:
         raise InvalidKeyError(f"key {key[:80]!r} has an empty component")
@@ -232,7 +234,7 @@ def _finish(key: str) -> str:
 def _check_text(value: str, what: str) -> None:
     if not isinstance(value, str) or not value:
         raise InvalidKeyError(f"the {what} must be a non-empty string")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+    if _CONTROL.search(value):
         raise InvalidKeyError(f"the {what} {value[:40]!r} holds a control character")
     try:
         value.encode("utf-8")

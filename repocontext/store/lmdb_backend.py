@@ -40,21 +40,26 @@ class _ResizeGate:
     """Many transactions at once, or one resize alone."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.Lock())
         self._active = 0
         self._resizing = False
 
-    @contextmanager
-    def shared(self) -> Iterator[None]:
+    def __enter__(self) -> None:
+        """Enter as one of many transactions (waits while a resize runs)."""
         with self._cond:
-            self._cond.wait_for(lambda: not self._resizing)
+            while self._resizing:
+                self._cond.wait()
             self._active += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._active -= 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._active -= 1
+            if self._resizing and not self._active:
                 self._cond.notify_all()
+
+    def shared(self) -> _ResizeGate:
+        """Return the gate itself as the shared-entry context manager."""
+        return self
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -100,8 +105,8 @@ class _Txn:
     def entries(self, tree: str) -> int:
         return int(self._txn.stat(self._db(tree))["entries"])
 
-    def put(self, tree: str, key: bytes, value: bytes) -> None:
-        self._txn.put(key, value, db=self._db(tree))
+    def put(self, tree: str, key: bytes, value: bytes, *, append: bool = False) -> None:
+        self._txn.put(key, value, db=self._db(tree), append=append)
 
     def delete(self, tree: str, key: bytes) -> bool:
         return bool(self._txn.delete(key, db=self._db(tree)))
@@ -194,6 +199,27 @@ class LmdbBackend:
                 yield _Txn(txn, self._dbs)
             finally:
                 txn.abort()
+
+    def get(self, tree: str, key: bytes) -> bytes | None:
+        """Read one value in its own snapshot (the point-read fast path).
+
+        Raises:
+            StoreUnavailableError: The store is closed or broken.
+        """
+        self._check_open()
+        db = self._dbs.get(tree)
+        if db is None:
+            return None
+        for _ in range(_MAX_RETRIES):
+            try:
+                with self._gate, self._env.begin(db=db, buffers=False) as txn:
+                    value = txn.get(key)
+                return None if value is None else bytes(value)
+            except lmdb.MapResizedError:
+                self._adopt_map()
+            except lmdb.Error as exc:
+                raise _translate(exc, "cannot read") from exc
+        raise StoreUnavailableError("the map kept changing size under this reader")
 
     def write(self, fn: Callable[[_Txn], T]) -> T:
         """Run ``fn`` in a durable write transaction, growing the map as needed.

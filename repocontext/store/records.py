@@ -16,8 +16,9 @@ tombstone. The *update* is the replica-neutral CRDT state exchanged by archives 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import Final, NamedTuple, TypeAlias
 
 import msgpack
 
@@ -32,9 +33,11 @@ __all__ = [
     "decode_frame",
     "decode_update",
     "encode_frame",
+    "encode_lww_frame",
     "encode_update",
     "flag_merge",
     "lww_merge",
+    "pack",
 ]
 
 Value: TypeAlias = bool | int | float | str | bytes | list["Value"] | dict[str, "Value"] | None
@@ -45,9 +48,8 @@ _MODE_CODES: Final = {MergeMode.LWW: "l", MergeMode.DOC: "d", MergeMode.FLAG: "f
 _CODE_MODES: Final = {code: mode for mode, code in _MODE_CODES.items()}
 
 
-@dataclass(frozen=True, slots=True)
-class Envelope:
-    """A last-writer-wins value.
+class Envelope(NamedTuple):
+    """A last-writer-wins value (a tuple: built on every write, so it must be cheap).
 
     Attributes:
         hlc: Hybrid logical clock of the write.
@@ -96,8 +98,7 @@ def flag_merge(a: FlagState, b: FlagState) -> FlagState:
     return FlagState(adds=a.adds | b.adds, removes=a.removes | b.removes)
 
 
-@dataclass(frozen=True, slots=True)
-class Frame:
+class Frame(NamedTuple):
     """A stored record: CRDT state plus what the store reads without decoding it.
 
     Attributes:
@@ -119,24 +120,42 @@ class Frame:
 
 def encode_frame(frame: Frame) -> bytes:
     """Serialize a frame for storage."""
-    head = [FORMAT, _MODE_CODES[frame.mode], frame.version, frame.hlc, frame.expires_at_ms]
-    return _pack([*head, frame.deleted, _state_to_wire(frame.state)])
+    mode, version, hlc, expires, deleted, state = frame
+    return pack([FORMAT, _MODE_CODES[mode], version, hlc, expires, deleted, _state_to_wire(state)])
+
+
+def encode_lww_frame(version: int, envelope: Envelope, packed_value: bytes) -> bytes:
+    """Serialize an LWW frame whose value was packed beforehand (the bulk-write fast path).
+
+    The result is byte-for-byte what :func:`encode_frame` produces: msgpack arrays are a
+    header followed by their elements, so the pre-packed value is appended as the last one.
+    """
+    hlc, replica, _, expires, deleted = envelope
+    head = pack([FORMAT, "l", version, hlc, expires, deleted])
+    inner = pack([hlc, replica, deleted, expires])
+    return b"\x97" + head[1:] + b"\x95" + inner[1:] + packed_value
 
 
 def decode_frame(data: bytes) -> Frame:
-    """Deserialize a stored frame.
+    """Deserialize a stored frame (frames are written only by the store itself).
 
     Raises:
         InvalidUpdateError: The bytes are not a frame of a known format.
     """
     try:
-        fmt, code, version, hlc, expires, deleted, wire = _unpack(data)
-        if fmt != FORMAT or not isinstance(code, str):
+        fmt, code, version, hlc, expires, deleted, wire = msgpack.unpackb(data, raw=False)
+        if fmt != FORMAT:
             raise ValueError(f"frame format {fmt}")
-        if not isinstance(version, int) or not isinstance(hlc, int):
-            raise ValueError("frame version and hlc must be integers")
-        if expires is not None and not isinstance(expires, int):
-            raise ValueError("frame expiry must be an integer")
+        if code == "l":
+            w_hlc, replica, w_deleted, w_expires, value = wire
+            return Frame(
+                MergeMode.LWW,
+                version,
+                hlc,
+                expires,
+                deleted,
+                Envelope(w_hlc, replica, value, w_expires, w_deleted),
+            )
         mode = _CODE_MODES[code]
         return Frame(mode, version, hlc, expires, bool(deleted), _state_from_wire(mode, wire))
     except (ValueError, TypeError, KeyError, msgpack.UnpackException) as exc:
@@ -145,7 +164,7 @@ def decode_frame(data: bytes) -> Frame:
 
 def encode_update(mode: MergeMode, state: Envelope | FlagState | bytes) -> bytes:
     """Serialize CRDT state for exchange (archive, replication)."""
-    return _pack([FORMAT, _MODE_CODES[mode], _state_to_wire(state)])
+    return pack([FORMAT, _MODE_CODES[mode], _state_to_wire(state)])
 
 
 def decode_update(data: bytes) -> tuple[MergeMode, Envelope | FlagState | bytes]:
@@ -192,8 +211,16 @@ def _state_from_wire(mode: MergeMode, wire: object) -> Envelope | FlagState | by
     return Envelope(hlc, replica, value, expires, bool(deleted))
 
 
-def _pack(obj: object) -> bytes:
-    return msgpack.packb(obj, use_bin_type=True)
+_local = threading.local()
+
+
+def pack(obj: object) -> bytes:
+    """Serialize with msgpack (bin type on), reusing one packer per thread."""
+    # A Packer per thread: packb() would build a new Packer on every call.
+    packer = getattr(_local, "packer", None)
+    if packer is None:
+        packer = _local.packer = msgpack.Packer(use_bin_type=True)
+    return packer.pack(obj)
 
 
 def _unpack(data: bytes) -> list[object]:

@@ -61,6 +61,8 @@ class Store:
         self.tombstone_grace_seconds = tombstone_grace_seconds
         self.client_id = self._replica_id()
         self.replica = f"{self.client_id:x}"
+        self.ops = _OpFactory(self)
+        """Validated write operations, for :class:`Batch` and the single-write methods."""
 
     @classmethod
     def open(
@@ -115,9 +117,7 @@ class Store:
             InvalidKeyError: ``key`` breaks the key rules.
         """
         spec = tree_spec(tree)
-        validate_key(key)
-        with self.backend.read() as txn:
-            raw = txn.get(spec.name, key.encode())
+        raw = self.backend.get(spec.name, validate_key(key).encode())
         if raw is None:
             return None
         frame = decode_frame(raw)
@@ -251,11 +251,6 @@ class Store:
         """Return a batch that commits every ``commit_every`` writes (see :class:`Batch`)."""
         return Batch(self, commit_every=commit_every, on_commit=on_commit)
 
-    @property
-    def ops(self) -> _OpFactory:
-        """Validated write operations, for :class:`Batch` and the single-write methods."""
-        return _OpFactory(self)
-
     def run_ops(self, ops: list[w.Op]) -> list[Frame | None]:
         """Run write operations in one durable transaction and return their frames."""
         now_ms = int(self.clock.now() * 1000)
@@ -286,7 +281,7 @@ class Store:
         changes: list[Change] = []
         with self.backend.read() as txn:
             for kb, raw in txn.iterate(w.FEED, start, None):
-                tag, key, op, hlc = msgpack.unpackb(raw, raw=False)
+                tag, op, hlc, key = w.decode_feed_event(raw)
                 changes.append(Change(w.split_seq(kb), TREES_BY_TAG[tag].name, key, op, hlc))
                 if len(changes) >= limit:
                     break
@@ -376,7 +371,9 @@ class _OpFactory:
         self._store = store
 
     def put(self, tree: str, key: str, value: Value, ttl_seconds: float | None = None) -> w.Op:
-        return w.op_put(tree_spec(tree), validate_key(key), value, self._expiry(ttl_seconds))
+        spec = tree_spec(tree)
+        expiry = self._expiry(ttl_seconds)
+        return w.op_put(spec, validate_key(key), value, expiry, self._store.max_value_bytes)
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
         _check_patch(patch)

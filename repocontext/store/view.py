@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from repocontext.store.document import DocState
 from repocontext.store.records import Value
@@ -10,9 +11,8 @@ from repocontext.store.records import Value
 __all__ = ["Change", "Page", "Record", "StoreStats", "SweepReport"]
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One record as read from a tree.
+class Record(NamedTuple):
+    """One record as read from a tree (a named tuple: reads build one per record).
 
     Exactly one of ``value`` (LWW trees), ``doc`` (document trees) and ``present`` (flag
     trees) is meaningful, according to the tree's merge mode.

@@ -28,7 +28,7 @@ def test_four_processes_writing_disjoint_fields_lose_no_field(tmp_path):
     records = 150
     workers = [spawn("fields", data, w, records) for w in range(4)]
     for proc in workers:
-        out, err = proc.communicate(timeout=170)
+        _out, err = proc.communicate(timeout=170)
         assert proc.returncode == 0, err
     with Store.open(data) as store:
         for i in range(records):

@@ -25,7 +25,7 @@ patches = st.builds(
 @st.composite
 def histories(draw):
     """Three replicas, each applying patches to its own copy after syncing some of the others."""
-    states = {r: b"" for r in REPLICAS}
+    states = dict.fromkeys(REPLICAS, b"")
     hlc = 1
     for _ in range(draw(st.integers(1, 8))):
         replica = draw(st.sampled_from(REPLICAS))

@@ -1,0 +1,195 @@
+"""Store benchmark: 100,000 small records, every figure from one run, against raw LMDB.
+
+Run: ``make bench`` or ``.venv/bin/python bench/store.py [--records N] [--write-docs]``.
+With ``--write-docs`` the results replace the store section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import lmdb  # the raw limit; the product touches lmdb only in its backend module
+
+from repocontext.store import MEMORY, STRUCTURAL, DocPatch, Store
+from repocontext.store.keys import file_key, mem_key
+from repocontext.store.records import Envelope, Frame, encode_frame
+from repocontext.store.trees import MergeMode
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "benchmarks.md"
+COMMIT_EVERY = 1000
+TARGETS = {
+    "batched_lww_writes_per_s": 100_000,
+    "batched_vs_raw_ratio": 0.25,
+    "point_reads_per_s": 100_000,
+    "synced_writes_per_s": 1_000,
+    "memory_doc_merges_per_s": 5_000,
+}
+
+
+def value(i: int) -> dict[str, object]:
+    return {"size": i, "lang": "python", "digest": f"{i:040x}"}
+
+
+def rate(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else float("inf")
+
+
+def bench_raw(work: Path, keys: list[str]) -> float:
+    frames = [
+        encode_frame(Frame(MergeMode.LWW, i + 1, i, None, False, Envelope(i, "r", value(i))))
+        for i in range(len(keys))
+    ]
+    env = lmdb.open(str(work / "raw"), map_size=1 << 30, max_dbs=4, sync=True, metasync=True)
+    db = env.open_db(b"t")
+    start = time.perf_counter()
+    for lo in range(0, len(keys), COMMIT_EVERY):
+        with env.begin(write=True, db=db) as txn:
+            for i in range(lo, min(lo + COMMIT_EVERY, len(keys))):
+                txn.put(keys[i].encode(), frames[i])
+    elapsed = time.perf_counter() - start
+    env.close()
+    return rate(len(keys), elapsed)
+
+
+def bench_store(work: Path, n: int, synced: int, merges: int) -> dict[str, float]:
+    keys = [file_key("bench", f"src/pkg{i % 100}/mod{i}.py") for i in range(n)]
+    results: dict[str, float] = {"raw_lmdb_batched_puts_per_s": bench_raw(work, keys)}
+    store = Store.open(work / "ours", map_bytes=1 << 30)
+    start = time.perf_counter()
+    with store.batch(commit_every=COMMIT_EVERY) as batch:
+        for i, key in enumerate(keys):
+            batch.put(STRUCTURAL, key, value(i))
+    results["batched_lww_writes_per_s"] = rate(n, time.perf_counter() - start)
+    results["batched_vs_raw_ratio"] = (
+        results["batched_lww_writes_per_s"] / results["raw_lmdb_batched_puts_per_s"]
+    )
+
+    start = time.perf_counter()
+    for i in range(synced):
+        store.put(STRUCTURAL, file_key("bench", f"synced/{i}.py"), value(i))
+    results["synced_writes_per_s"] = rate(synced, time.perf_counter() - start)
+
+    order = random.Random(7).sample(keys, len(keys))
+    start = time.perf_counter()
+    for key in order:
+        store.get(STRUCTURAL, key)
+    results["point_reads_per_s"] = rate(len(order), time.perf_counter() - start)
+
+    start = time.perf_counter()
+    scanned = sum(1 for _ in store.iter_records(STRUCTURAL, "repo/bench/file/src/", page_size=5000))
+    results["prefix_scan_records_per_s"] = rate(scanned, time.perf_counter() - start)
+
+    stats = store.stats()
+    results["bytes_on_disk_per_record"] = stats.file_bytes / stats.records[STRUCTURAL]
+
+    doc_keys = [mem_key("bench", "notes", f"n{i}") for i in range(merges)]
+    with store.batch(commit_every=COMMIT_EVERY) as batch:
+        for key in doc_keys:
+            batch.merge_fields(
+                MEMORY, key, DocPatch(set_fields={"title": "t"}, add={"tags": ["a"]})
+            )
+    start = time.perf_counter()
+    with store.batch(commit_every=COMMIT_EVERY) as batch:
+        for i, key in enumerate(doc_keys):
+            patch = DocPatch(set_fields={"body": f"b{i}"}, add={"tags": ["b"]})
+            batch.merge_fields(MEMORY, key, patch)
+    results["memory_doc_merges_per_s"] = rate(merges, time.perf_counter() - start)
+    store.close()
+    return results
+
+
+def machine() -> str:
+    cpu = "unknown cpu"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    system = f"{platform.system()} {platform.machine()}"
+    return f"{system}, {os.cpu_count()} cores, {cpu}, Python {platform.python_version()}"
+
+
+def render(results: dict[str, float], n: int, synced: int, merges: int) -> str:
+    rows = [
+        ("raw LMDB batched puts/s (the limit)", "raw_lmdb_batched_puts_per_s", None),
+        ("our batched LWW writes/s", "batched_lww_writes_per_s", "batched_lww_writes_per_s"),
+        ("batched LWW / raw LMDB", "batched_vs_raw_ratio", "batched_vs_raw_ratio"),
+        (
+            "individually acknowledged (synced) writes/s",
+            "synced_writes_per_s",
+            "synced_writes_per_s",
+        ),
+        ("point reads/s", "point_reads_per_s", "point_reads_per_s"),
+        ("prefix-scan records/s", "prefix_scan_records_per_s", None),
+        ("memory-document merges/s", "memory_doc_merges_per_s", "memory_doc_merges_per_s"),
+        ("bytes on disk per record", "bytes_on_disk_per_record", None),
+    ]
+    lines = [
+        "## Store (`bench/store.py`)",
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine()}.",
+        f"{n:,} small LWW records in batches of {COMMIT_EVERY}; {synced:,} synced single writes; "
+        f"{merges:,} memory-document merges (batched).",
+        "Reproduce: `make bench` (or `.venv/bin/python bench/store.py --write-docs`).",
+        "",
+        "| measure | value | target | met |",
+        "|---|---:|---:|:-:|",
+    ]
+    for label, key, target_key in rows:
+        got = results[key]
+        shown = f"{got:.2f}" if key.endswith("ratio") else f"{got:,.0f}"
+        if target_key is None:
+            lines.append(f"| {label} | {shown} | — | — |")
+            continue
+        target = TARGETS[target_key]
+        want = f"{target:.2f}" if key.endswith("ratio") else f">= {target:,}"
+        lines.append(f"| {label} | {shown} | {want} | {'yes' if got >= target else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_docs(section: str) -> None:
+    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n\n"
+    start = text.find("## Store (`bench/store.py`)")
+    if start >= 0:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + section + ("" if end < 0 else text[end:])
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    DOCS.write_text(text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--synced", type=int, default=2_000)
+    parser.add_argument("--merges", type=int, default=10_000)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="rc-bench-"))
+    try:
+        results = bench_store(work, args.records, args.synced, args.merges)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    section = render(results, args.records, args.synced, args.merges)
+    print(section)
+    print(json.dumps(results, indent=2), file=sys.stderr)
+    if args.write_docs:
+        write_docs(section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

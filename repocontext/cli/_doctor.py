@@ -1,0 +1,77 @@
+"""The ``doctor`` report: versions, the data directory and the store's statistics."""
+
+from __future__ import annotations
+
+import platform
+from importlib.metadata import PackageNotFoundError, version
+
+from repocontext.errors import StoreUnavailableError
+from repocontext.settings import Settings
+from repocontext.workspace import Workspace
+
+__all__ = ["DISTRIBUTIONS", "doctor_report", "render_text"]
+
+DISTRIBUTIONS = ("repocontext-lattice", "lmdb", "pycrdt", "mcp")
+
+_Report = dict[str, object]
+
+
+def doctor_report(settings: Settings) -> _Report:
+    """Return the doctor report as a JSON-ready mapping.
+
+    The store is opened read-only and never created: a missing store is reported as such.
+    """
+    versions = {"python": platform.python_version()}
+    versions.update({_short(name): _version(name) for name in DISTRIBUTIONS})
+    report: _Report = {"versions": versions, "dataDir": str(settings.data_dir)}
+    try:
+        with Workspace.open(settings, read_only=True) as workspace:
+            stats = workspace.stats()
+    except StoreUnavailableError as exc:
+        report["store"] = None
+        report["storeError"] = exc.to_dict()
+        return report
+    report["store"] = {
+        "path": stats.path,
+        "engine": stats.engine,
+        "replica": stats.replica,
+        "lastSeq": stats.last_seq,
+        "mapBytes": stats.map_bytes,
+        "usedBytes": stats.used_bytes,
+        "fileBytes": stats.file_bytes,
+        "records": dict(stats.records),
+    }
+    return report
+
+
+def render_text(report: _Report) -> str:
+    """Render the report for a terminal."""
+    versions = report["versions"]
+    lines = [f"{name:<12} {value}" for name, value in _items(versions)]
+    lines.append(f"{'data dir':<12} {report['dataDir']}")
+    store = report.get("store")
+    if not isinstance(store, dict):
+        error = report.get("storeError")
+        message = error.get("message") if isinstance(error, dict) else "unknown"
+        lines.append(f"{'store':<12} not available ({message})")
+        lines.append(f"{'':<12} `repocontext serve` creates it on first start")
+        return "\n".join(lines)
+    lines.append(f"{'store':<12} {store['path']} ({store['engine']}, replica {store['replica']})")
+    lines.append(f"{'':<12} last seq {store['lastSeq']}, {store['fileBytes']} bytes on disk")
+    lines.extend(f"{'':<12} {tree}: {count}" for tree, count in _items(store["records"]))
+    return "\n".join(lines)
+
+
+def _items(value: object) -> list[tuple[str, object]]:
+    return list(value.items()) if isinstance(value, dict) else []
+
+
+def _short(distribution: str) -> str:
+    return "repocontext" if distribution == "repocontext-lattice" else distribution
+
+
+def _version(distribution: str) -> str:
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "not installed"

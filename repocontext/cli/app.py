@@ -1,0 +1,143 @@
+"""The ``repocontext`` command: a thin layer over the workspace and the servers."""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+
+from repocontext.cli._doctor import doctor_report, render_text
+from repocontext.errors import RepoContextError
+from repocontext.server import run
+from repocontext.settings import Settings
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="repocontext",
+    help="Durable, conflict-free codebase memory for AI coding agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+class TransportChoice(enum.StrEnum):
+    """The ``--transport`` values."""
+
+    stdio = "stdio"
+    http = "http"
+
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Store directory (env REPOCONTEXT_DATA_DIR)."),
+]
+
+
+@contextmanager
+def _fail_cleanly() -> Iterator[None]:
+    # The CLI's top level: a known failure becomes one line on stderr and exit code 1.
+    try:
+        yield
+    except RepoContextError as exc:
+        typer.echo(f"error [{exc.code}]: {exc.message}\nhint: {exc.hint}", err=True)
+        raise typer.Exit(1) from exc
+    except ValidationError as exc:
+        typer.echo(f"error [input.invalid]: {exc}", err=True)
+        raise typer.Exit(2) from exc
+
+
+def build_settings(
+    *,
+    data_dir: Path | None = None,
+    enable_writes: bool | None = None,
+    workspace_root: Path | None = None,
+    repo: Path | None = None,
+    transport: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+) -> Settings:
+    """Return settings from ``REPOCONTEXT_*`` variables, overridden by the flags given.
+
+    A flag left at ``None`` was not given, so its variable (or the default) applies.
+
+    Raises:
+        ValidationError: A flag or variable has an invalid value.
+    """
+    flags: dict[str, Any] = {
+        "data_dir": data_dir,
+        "enable_writes": enable_writes,
+        "workspace_root": workspace_root,
+        "repo": repo,
+        "transport": transport,
+        "host": host,
+        "port": port,
+    }
+    return Settings(**{name: value for name, value in flags.items() if value is not None})
+
+
+@app.command()
+def serve(
+    transport: Annotated[
+        TransportChoice | None,
+        typer.Option(help="MCP transport (env REPOCONTEXT_TRANSPORT; default: stdio)."),
+    ] = None,
+    host: Annotated[
+        str | None, typer.Option(help="HTTP bind address (env REPOCONTEXT_HOST).")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="HTTP port (env REPOCONTEXT_PORT).")] = None,
+    data_dir: DataDirOption = None,
+    enable_writes: Annotated[
+        bool | None,
+        typer.Option(
+            "--enable-writes/--no-enable-writes",
+            help="Offer the write tools (env REPOCONTEXT_ENABLE_WRITES).",
+        ),
+    ] = None,
+    workspace_root: Annotated[
+        Path | None,
+        typer.Option(help="Repository paths must lie inside it (env REPOCONTEXT_WORKSPACE_ROOT)."),
+    ] = None,
+    repo: Annotated[
+        Path | None,
+        typer.Option(help="Register this repository at start (env REPOCONTEXT_REPO)."),
+    ] = None,
+) -> None:
+    """Serve the repocontext MCP tools over stdio or streamable HTTP."""
+    with _fail_cleanly():
+        settings = build_settings(
+            transport=transport.value if transport else None,
+            host=host,
+            port=port,
+            data_dir=data_dir,
+            enable_writes=enable_writes,
+            workspace_root=workspace_root,
+            repo=repo,
+        )
+        run(settings, notify=_notify)
+
+
+@app.command()
+def doctor(
+    data_dir: DataDirOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Print versions, the data directory and store statistics."""
+    with _fail_cleanly():
+        report = doctor_report(build_settings(data_dir=data_dir))
+        typer.echo(json.dumps(report, indent=2) if as_json else render_text(report))
+
+
+def _notify(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def main() -> None:
+    """Run the ``repocontext`` command."""
+    app()

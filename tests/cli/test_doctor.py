@@ -1,0 +1,53 @@
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from repocontext.cli import app
+from repocontext.settings import Settings
+from repocontext.store import STRUCTURAL
+from repocontext.workspace import Workspace
+
+runner = CliRunner()
+
+
+def test_doctor_json_shows_versions_data_dir_and_store_stats(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=tmp_path)
+    with Workspace.open(settings) as ws:
+        ws.register_repo(tmp_path / "proj")
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["dataDir"] == str(tmp_path / "data")
+    assert set(report["versions"]) == {"python", "repocontext", "lmdb", "pycrdt", "mcp"}
+    store = report["store"]
+    assert store["path"] == str(tmp_path / "data" / "store")
+    assert store["records"][STRUCTURAL] == 1
+    assert store["lastSeq"] >= 1
+
+
+def test_doctor_text_lists_the_store_trees(tmp_path: Path) -> None:
+    Workspace.open(Settings(data_dir=tmp_path)).close()
+    result = runner.invoke(app, ["doctor", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert str(tmp_path) in result.stdout
+    assert f"{STRUCTURAL}: 0" in result.stdout
+
+
+def test_doctor_reports_a_missing_store_without_creating_it(tmp_path: Path) -> None:
+    missing = tmp_path / "never-served"
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(missing)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["store"] is None
+    assert report["storeError"]["code"] == "store.unavailable"
+    assert not missing.exists()
+    text = runner.invoke(app, ["doctor", "--data-dir", str(missing)]).stdout
+    assert "not available" in text
+
+
+def test_doctor_reads_the_data_dir_from_the_environment(tmp_path: Path) -> None:
+    env = {"REPOCONTEXT_DATA_DIR": str(tmp_path / "env-data")}
+    result = runner.invoke(app, ["doctor", "--json"], env=env)
+    assert json.loads(result.stdout)["dataDir"] == str(tmp_path / "env-data")

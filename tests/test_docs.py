@@ -1,0 +1,38 @@
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from repocontext.cli import app
+from repocontext.mcp import build_server
+from repocontext.settings import Settings
+from repocontext.workspace import Workspace
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.mark.anyio
+async def test_every_tool_is_documented(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, enable_writes=True)
+    with Workspace.open(settings) as ws:
+        tools = await build_server(ws, settings).list_tools()
+    text = (DOCS / "tools.md").read_text()
+    assert tools
+    assert [t.name for t in tools if f"## `{t.name}`" not in text] == []
+
+
+def test_every_cli_command_and_flag_is_documented() -> None:
+    text = (DOCS / "cli.md").read_text()
+    command = typer.main.get_command(app)
+    for name, sub in command.commands.items():  # type: ignore[attr-defined]  # a click Group
+        assert f"## `repocontext {name}`" in text
+        for param in sub.params:
+            for flag in param.opts:
+                assert flag in text or flag == "--help", f"{name} {flag}"
+
+
+def test_every_setting_is_documented_with_its_variable() -> None:
+    text = (DOCS / "configuration.md").read_text()
+    for name in Settings.model_fields:
+        assert f"| `{name}` |" in text
+        assert f"`REPOCONTEXT_{name.upper()}`" in text

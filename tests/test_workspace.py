@@ -1,0 +1,194 @@
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repocontext.errors import (
+    DangerousRootError,
+    InvalidInputError,
+    NoWorkspaceRootError,
+    PathNotFoundError,
+    PathOutsideWorkspaceError,
+    RepoConflictError,
+    StoreUnavailableError,
+)
+from repocontext.settings import Settings
+from repocontext.store import STRUCTURAL, Store
+from repocontext.store.keys import file_key, repo_key
+from repocontext.testing import FakeClock
+from repocontext.workspace import Workspace
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "ws" / "alpha").mkdir(parents=True)
+    (tmp_path / "ws" / "beta").mkdir()
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, root: Path) -> Iterator[Workspace]:
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=root)
+    with Workspace.open(settings, clock=FakeClock(1_800_000_000.0)) as ws:
+        yield ws
+
+
+def _mark_indexed(data_dir: Path, repo_id: str, vectors: int) -> None:
+    # Stands in for the indexer (a later issue): it rewrites the repository record.
+    with Store.open(data_dir) as store:
+        record = store.get(STRUCTURAL, repo_key(repo_id))
+        assert record is not None and isinstance(record.value, dict)
+        value = {**record.value, "files": 3, "indexedAt": "2027-01-01T00:00:00.000Z"}
+        store.put(STRUCTURAL, repo_key(repo_id), {**value, "vectors": vectors})
+
+
+def test_register_repo_records_root_and_time(workspace: Workspace, root: Path) -> None:
+    info = workspace.register_repo(root / "alpha")
+    assert info.repo_id == "alpha"
+    assert info.root == str((root / "alpha").resolve())
+    assert info.registered_at == "2027-01-15T08:00:00.000Z"
+    assert (info.files, info.vectors, info.indexed_at) == (0, 0, None)
+
+
+def test_register_repo_accepts_an_explicit_id(workspace: Workspace, root: Path) -> None:
+    assert workspace.register_repo(root / "alpha", "a/1").repo_id == "a/1"
+    assert [r.repo_id for r in workspace.list_repos()] == ["a/1"]
+
+
+def test_registering_the_same_directory_twice_changes_nothing(
+    workspace: Workspace, root: Path
+) -> None:
+    first = workspace.register_repo(root / "alpha")
+    assert workspace.register_repo(root / "alpha") == first
+
+
+def test_reusing_an_id_for_another_directory_is_a_conflict(
+    workspace: Workspace, root: Path
+) -> None:
+    workspace.register_repo(root / "alpha", "x")
+    with pytest.raises(RepoConflictError):
+        workspace.register_repo(root / "beta", "x")
+
+
+def test_paths_outside_the_workspace_root_are_refused(workspace: Workspace, tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(PathOutsideWorkspaceError):
+        workspace.register_repo(tmp_path / "elsewhere")
+
+
+def test_a_symlink_leading_out_of_the_workspace_is_refused(
+    workspace: Workspace, root: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "outside").mkdir()
+    (root / "link").symlink_to(tmp_path / "outside")
+    with pytest.raises(PathOutsideWorkspaceError):
+        workspace.register_repo(root / "link")
+
+
+def test_dot_dot_cannot_escape_the_workspace(workspace: Workspace, root: Path) -> None:
+    with pytest.raises(PathOutsideWorkspaceError):
+        workspace.register_repo(root / "alpha" / ".." / "..")
+
+
+def test_filesystem_root_and_home_are_refused(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=Path("/"))
+    with Workspace.open(settings) as ws:
+        for dangerous in (Path("/"), Path.home()):
+            with pytest.raises(DangerousRootError):
+                ws.register_repo(dangerous)
+
+
+def test_a_missing_directory_is_refused(workspace: Workspace, root: Path) -> None:
+    with pytest.raises(PathNotFoundError):
+        workspace.register_repo(root / "missing")
+
+
+def test_registration_needs_a_workspace_root(tmp_path: Path) -> None:
+    with (
+        Workspace.open(Settings(data_dir=tmp_path / "data")) as ws,
+        pytest.raises(NoWorkspaceRootError),
+    ):
+        ws.register_repo(tmp_path)
+
+
+@pytest.mark.parametrize("bad", ["", ".", "..", " padded ", "tab\there"])
+def test_malformed_repo_ids_are_refused(workspace: Workspace, root: Path, bad: str) -> None:
+    with pytest.raises(InvalidInputError):
+        workspace.register_repo(root / "alpha", bad)
+
+
+def test_list_repos_is_in_ascending_id_order_and_skips_file_records(
+    workspace: Workspace, root: Path, tmp_path: Path
+) -> None:
+    workspace.register_repo(root / "beta")
+    workspace.register_repo(root / "alpha")
+    workspace.register_repo(root / "alpha", "alpha-2")
+    workspace.close()
+    with Store.open(tmp_path / "data") as store:
+        store.put(STRUCTURAL, file_key("alpha", "src/app.py"), {"size": 1})
+    with Workspace.open(workspace.settings) as reopened:
+        assert [r.repo_id for r in reopened.list_repos()] == ["alpha", "alpha-2", "beta"]
+        assert reopened.get_repo("beta") is not None
+        assert reopened.get_repo("gamma") is None
+
+
+def test_list_repos_reads_past_the_first_page_of_file_records(
+    workspace: Workspace, root: Path, tmp_path: Path
+) -> None:
+    workspace.register_repo(root / "alpha")
+    workspace.register_repo(root / "beta")
+    workspace.close()
+    with Store.open(tmp_path / "data") as store, store.batch() as batch:
+        for n in range(1500):
+            batch.put(STRUCTURAL, file_key("alpha", f"src/m{n:04}.py"), {"size": n})
+    with Workspace.open(workspace.settings) as reopened:
+        assert [r.repo_id for r in reopened.list_repos()] == ["alpha", "beta"]
+
+
+def test_health_with_nothing_registered_is_ready(workspace: Workspace) -> None:
+    report = workspace.health()
+    assert report.available and report.status == "ok" and report.group == "repocontext"
+    assert (report.retrieval_phase, report.retrieval_ready) == ("nothing_registered", True)
+    assert report.repository is None
+
+
+def test_health_is_building_until_the_first_index_pass(workspace: Workspace, root: Path) -> None:
+    workspace.register_repo(root / "alpha")
+    report = workspace.health("alpha")
+    assert (report.retrieval_phase, report.retrieval_ready) == ("building", False)
+    assert report.repository is not None
+    assert report.repository.verdict == "building"
+
+
+def test_health_reports_an_unknown_repo_without_raising(workspace: Workspace) -> None:
+    repository = workspace.health("nope").repository
+    assert repository is not None
+    assert repository.verdict == "unknown"
+    assert "repocontext_list_repos" in repository.reason
+
+
+@pytest.mark.parametrize(("vectors", "phase"), [(0, "keyword_only"), (12, "serving")])
+def test_health_follows_the_index_of_registered_repos(
+    tmp_path: Path, root: Path, vectors: int, phase: str
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=root)
+    with Workspace.open(settings) as ws:
+        ws.register_repo(root / "alpha")
+    _mark_indexed(tmp_path / "data", "alpha", vectors)
+    with Workspace.open(settings) as ws:
+        report = ws.health("alpha")
+    assert (report.retrieval_phase, report.retrieval_ready) == (phase, True)
+    assert report.repository is not None
+    assert report.repository.verdict == phase
+    assert (report.repository.files, report.repository.vectors_indexed) == (3, vectors)
+
+
+def test_stats_count_the_registered_repos(workspace: Workspace, root: Path) -> None:
+    workspace.register_repo(root / "alpha")
+    assert workspace.stats().records[STRUCTURAL] == 1
+
+
+def test_a_closed_workspace_raises_store_unavailable(workspace: Workspace) -> None:
+    workspace.close()
+    with pytest.raises(StoreUnavailableError):
+        workspace.health()
