@@ -111,6 +111,7 @@ class WriteContext:
         old: Frame | None,
         frame: Frame,
         packed_value: bytes | None = None,
+        kb: bytes | None = None,
     ) -> Frame:
         """Write ``frame`` (its version is assigned here) and maintain indexes and the feed.
 
@@ -131,7 +132,8 @@ class WriteContext:
                 f"record {key[:80]!r} encodes to {len(data)} bytes; "
                 f"the limit is {self.max_value_bytes}"
             )
-        kb = key.encode()
+        if kb is None:
+            kb = key.encode()
         self.txn.put(spec.name, kb, data)
         if old is not None or stored.expires_at_ms is not None or stored.deleted:
             self._reindex(spec, kb, old, stored)
@@ -156,7 +158,12 @@ class WriteContext:
 
 
 def op_put(
-    spec: TreeSpec, key: str, value: Value, expires_at_ms: int | None, max_value_bytes: int
+    spec: TreeSpec,
+    key: str,
+    kb: bytes,
+    value: Value,
+    expires_at_ms: int | None,
+    max_value_bytes: int,
 ) -> Op:
     """A whole-value LWW write; the value is packed (and so validated) before any transaction.
 
@@ -178,12 +185,12 @@ def op_put(
         )
 
     def run(ctx: WriteContext) -> Frame:
-        raw = ctx.txn.get(spec.name, key.encode())
+        raw = ctx.txn.get(spec.name, kb)
         old = None if raw is None else decode_frame(raw)
         hlc = ctx.tick()
         envelope = Envelope(hlc, ctx.replica, value, expires_at_ms)
         frame = Frame(MergeMode.LWW, 0, hlc, expires_at_ms, False, envelope)
-        return ctx.store(spec, key, old, frame, packed)
+        return ctx.store(spec, key, old, frame, packed, kb)
 
     return run
 

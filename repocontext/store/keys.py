@@ -34,6 +34,7 @@ __all__ = [
     "encode_component",
     "family_prefix",
     "file_key",
+    "key_bytes",
     "mem_key",
     "parse_key",
     "pkg_key",
@@ -215,16 +216,32 @@ def validate_key(key: str) -> str:
 
     Raises:
         InvalidKeyError: The key is not a non-empty string of at most
-            :data:`MAX_KEY_BYTES` UTF-8 bytes free of control characters.
+            :data:`MAX_KEY_BYTES` UTF-8 bytes free of control characters and empty components.
     """
-    if not isinstance(key, str) or not key:
-        raise InvalidKeyError("a key must be a non-empty string")
-    _check_text(key, "key")
-    if len(key) * 4 > MAX_KEY_BYTES and len(key.encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
-        raise InvalidKeyError(f"key is longer than {MAX_KEY_BYTES} bytes")
-    if key.startswith("/") or key.endswith("/") or "//" in key:
-        raise InvalidKeyError(f"key {key[:80]!r} has an empty component")
+    key_bytes(key)
     return key
+
+
+def key_bytes(key: str) -> bytes:
+    """Validate ``key`` like :func:`validate_key` and return its UTF-8 bytes (the hot path).
+
+    Raises:
+        InvalidKeyError: The key breaks the rules.
+    """
+    if type(key) is not str or not key:
+        raise InvalidKeyError("a key must be a non-empty string")
+    try:
+        raw = key.encode()
+    except UnicodeEncodeError as exc:
+        raise InvalidKeyError("the key is not valid Unicode text") from exc
+    if len(raw) > MAX_KEY_BYTES:
+        raise InvalidKeyError(f"key is longer than {MAX_KEY_BYTES} bytes")
+    # isprintable() is a fast pre-check; the regex decides for the rare non-printable key.
+    if not key.isprintable() and _CONTROL.search(key):
+        raise InvalidKeyError(f"key {key[:80]!r} holds a control character")
+    if "//" in key or key[0] == "/" or key[-1] == "/":
+        raise InvalidKeyError(f"key {key[:80]!r} has an empty component")
+    return raw
 
 
 def _finish(key: str) -> str:

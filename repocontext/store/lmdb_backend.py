@@ -40,19 +40,21 @@ class _ResizeGate:
     """Many transactions at once, or one resize alone."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._active = 0
         self._resizing = False
 
     def __enter__(self) -> None:
         """Enter as one of many transactions (waits while a resize runs)."""
-        with self._cond:
+        # The plain lock, not the Condition wrapper: this runs on every point read.
+        with self._lock:
             while self._resizing:
                 self._cond.wait()
             self._active += 1
 
     def __exit__(self, *exc: object) -> None:
-        with self._cond:
+        with self._lock:
             self._active -= 1
             if self._resizing and not self._active:
                 self._cond.notify_all()
@@ -212,9 +214,13 @@ class LmdbBackend:
             return None
         for _ in range(_MAX_RETRIES):
             try:
-                with self._gate, self._env.begin(db=db, buffers=False) as txn:
-                    value = txn.get(key)
-                return None if value is None else bytes(value)
+                with self._gate:
+                    txn = self._env.begin(db=db, buffers=False)
+                    try:
+                        value: bytes | None = txn.get(key)
+                    finally:
+                        txn.abort()
+                return value
             except lmdb.MapResizedError:
                 self._adopt_map()
             except lmdb.Error as exc:

@@ -29,7 +29,7 @@ from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, hlc_millis
 from repocontext.store.document import SEP, DocPatch, read_doc
-from repocontext.store.keys import validate_key
+from repocontext.store.keys import key_bytes, validate_key
 from repocontext.store.lmdb_backend import DEFAULT_MAP_BYTES, LmdbBackend
 from repocontext.store.records import Envelope, FlagState, Frame, Value, decode_frame, encode_update
 from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, TreeSpec, tree_spec
@@ -116,8 +116,8 @@ class Store:
             UnknownTreeError: ``tree`` is not a named tree.
             InvalidKeyError: ``key`` breaks the key rules.
         """
-        spec = tree_spec(tree)
-        raw = self.backend.get(spec.name, validate_key(key).encode())
+        spec = TREES.get(tree) or tree_spec(tree)
+        raw = self.backend.get(spec.name, key_bytes(key))
         if raw is None:
             return None
         frame = decode_frame(raw)
@@ -330,7 +330,8 @@ class Store:
     def _live(self, frame: Frame) -> bool:
         if frame.deleted:
             return False
-        return frame.expires_at_ms is None or frame.expires_at_ms > self.clock.now() * 1000
+        expires = frame.expires_at_ms
+        return expires is None or expires > self.clock.now() * 1000
 
     def _replica_id(self) -> int:
         def read(txn: ReadTxn) -> int | None:
@@ -371,9 +372,10 @@ class _OpFactory:
         self._store = store
 
     def put(self, tree: str, key: str, value: Value, ttl_seconds: float | None = None) -> w.Op:
-        spec = tree_spec(tree)
-        expiry = self._expiry(ttl_seconds)
-        return w.op_put(spec, validate_key(key), value, expiry, self._store.max_value_bytes)
+        spec = TREES.get(tree) or tree_spec(tree)
+        kb = key_bytes(key)
+        expiry = None if ttl_seconds is None else self._expiry(ttl_seconds)
+        return w.op_put(spec, key, kb, value, expiry, self._store.max_value_bytes)
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
         _check_patch(patch)
@@ -420,14 +422,14 @@ def _token(spec: TreeSpec, prefix: str, last: bytes) -> str:
 
 
 def _to_record(spec: TreeSpec, key: str, frame: Frame) -> Record:
-    expires = None if frame.expires_at_ms is None else frame.expires_at_ms / 1000
-    base = (spec.name, key, frame.version, frame.hlc, expires, frame.deleted)
-    if spec.mode is MergeMode.DOC and isinstance(frame.state, bytes):
-        return Record(*base, doc=read_doc(frame.state))
-    if isinstance(frame.state, FlagState):
-        return Record(*base, present=frame.state.present)
-    if isinstance(frame.state, Envelope):
-        return Record(*base, value=frame.state.value)
+    mode, version, hlc, expires_ms, deleted, state = frame
+    expires = None if expires_ms is None else expires_ms / 1000
+    if type(state) is Envelope:
+        return Record(spec.name, key, version, hlc, expires, deleted, state.value)
+    if mode is MergeMode.DOC and isinstance(state, bytes):
+        return Record(spec.name, key, version, hlc, expires, deleted, doc=read_doc(state))
+    if isinstance(state, FlagState):
+        return Record(spec.name, key, version, hlc, expires, deleted, present=state.present)
     raise InvalidKeyError(f"record {key!r} does not match the mode of {spec.name}")
 
 
