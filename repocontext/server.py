@@ -36,6 +36,7 @@ def run(settings: Settings, *, notify: Callable[[str], None]) -> None:
         RepoContextError: The store cannot be opened or ``settings.repo`` is refused.
     """
     with Workspace.open(settings) as workspace:
+        workspace.start_background()
         if settings.repo is not None:
             info = workspace.register_repo(settings.repo)
             notify(f"registered repository {info.repo_id!r} at {info.root}")

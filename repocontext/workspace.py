@@ -30,7 +30,17 @@ from repocontext.errors import (
     RepoConflictError,
 )
 from repocontext.settings import Settings
-from repocontext.store import STRUCTURAL, Clock, Record, Store, StoreStats, SystemClock, Value
+from repocontext.store import (
+    STRUCTURAL,
+    Clock,
+    Record,
+    Store,
+    StoreStats,
+    Sweeper,
+    SweepReport,
+    SystemClock,
+    Value,
+)
 from repocontext.store.keys import decode_component, repo_key
 
 __all__ = [
@@ -47,7 +57,6 @@ Verdict = Literal["serving", "keyword_only", "building", "unknown"]
 
 GROUP: Final = "repocontext"
 _REPO_SCAN_PREFIX: Final = "repo/"
-_SCAN_PAGE: Final = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +134,7 @@ class Workspace:
         self.settings = settings
         self._store = store
         self._clock = clock
+        self._sweeper: Sweeper | None = None
 
     @classmethod
     def open(
@@ -147,8 +157,21 @@ class Workspace:
         self.close()
 
     def close(self) -> None:
-        """Close the store (idempotent)."""
+        """Stop background work and close the store (idempotent)."""
+        if self._sweeper is not None:
+            self._sweeper.stop()
+            self._sweeper = None
         self._store.close()
+
+    def start_background(self, *, sweep_interval_seconds: float = 60.0) -> None:
+        """Start the TTL sweeper (expired records become tombstones, old ones are compacted)."""
+        if self._sweeper is None and not self._store.backend.read_only:
+            self._sweeper = Sweeper(self._store, interval_seconds=sweep_interval_seconds)
+            self._sweeper.start()
+
+    def sweep(self) -> SweepReport:
+        """Run one TTL sweep now and return what it did."""
+        return self._store.sweep()
 
     def register_repo(self, path: Path, repo_id: str | None = None) -> RepoInfo:
         """Register a repository directory under the workspace root.
@@ -245,16 +268,21 @@ class Workspace:
 
     def _iter_repos(self) -> Iterator[RepoInfo]:
         # The registry shares the structural tree with file records; only keys with exactly
-        # two components (repo/{id}) are repository records.
-        token: str | None = None
+        # two components (repo/{id}) are repository records. Each repository's subtree
+        # (repo/{id}/...) is skipped in one jump, so the cost grows with repositories, not files.
+        start: str | None = None
         while True:
-            page = self._store.scan(STRUCTURAL, _REPO_SCAN_PREFIX, limit=_SCAN_PAGE, token=token)
-            for record in page.records:
-                if record.key.count("/") == 1:
-                    yield _repo_info(decode_component(record.key.split("/", 1)[1]), record)
-            if page.next_token is None:
+            page = self._store.scan(STRUCTURAL, _REPO_SCAN_PREFIX, limit=1, start=start)
+            if not page.records:
                 return
-            token = page.next_token
+            key = page.records[0].key
+            head, _, rest = key.partition("/")
+            encoded_id, slash, _ = rest.partition("/")
+            if not slash:
+                yield _repo_info(decode_component(encoded_id), page.records[0])
+                start = key + "\x00"
+            else:
+                start = f"{head}/{encoded_id}0"  # '0' sorts right after '/'
 
 
 def _check_repo_id(repo_id: str) -> str:

@@ -192,3 +192,13 @@ def test_a_closed_workspace_raises_store_unavailable(workspace: Workspace) -> No
     workspace.close()
     with pytest.raises(StoreUnavailableError):
         workspace.health()
+
+
+def test_the_background_sweeper_runs_and_stops_with_the_workspace(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data")
+    workspace = Workspace.open(settings)
+    workspace.start_background(sweep_interval_seconds=3600)
+    workspace.start_background(sweep_interval_seconds=3600)
+    assert workspace.sweep().expired == 0
+    workspace.close()
+    workspace.close()

@@ -133,8 +133,12 @@ class Store:
         limit: int = 100,
         token: str | None = None,
         include_deleted: bool = False,
+        start: str | None = None,
     ) -> Page:
         """Return up to ``limit`` records whose key starts with ``prefix``, in key order.
+
+        ``start`` begins the scan at that key (inclusive) instead of the start of the prefix,
+        which lets a caller skip whole key ranges; ``token`` continues a previous page.
 
         Raises:
             UnknownTreeError: ``tree`` is not a named tree.
@@ -142,11 +146,13 @@ class Store:
         """
         spec = tree_spec(tree)
         limit = min(max(int(limit), 1), 10_000)
-        start = self._resume_from(spec, prefix, token)
+        first = self._resume_from(spec, prefix, token)
+        if start is not None and token is None:
+            first = max(first, start.encode())
         records: list[Record] = []
         last: bytes | None = None
         with self.backend.read() as txn:
-            for kb, raw in txn.iterate(spec.name, start, prefix_end(prefix.encode())):
+            for kb, raw in txn.iterate(spec.name, first, prefix_end(prefix.encode())):
                 frame = decode_frame(raw)
                 if include_deleted or self._live(frame):
                     if len(records) == limit:
