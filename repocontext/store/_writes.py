@@ -21,7 +21,7 @@ from repocontext.errors import (
 )
 from repocontext.store.backend import WriteTxn
 from repocontext.store.clock import hlc_millis, next_hlc
-from repocontext.store.document import DocPatch, apply_patch, doc_merge, read_doc
+from repocontext.store.document import DocMeta, DocPatch, apply_patch, doc_merge_meta, read_doc
 from repocontext.store.records import (
     Envelope,
     FlagState,
@@ -89,10 +89,13 @@ class WriteContext:
         self.replica = f"{self.client_id:x}"
         self.hlc = read_meta_int(self.txn, b"hlc")
         self.seq = read_meta_int(self.txn, b"seq")
+        # The wall clock is read once per transaction, so its HLC floor is fixed too.
+        self._physical = next_hlc(0, self.now_ms / 1000)
 
     def tick(self) -> int:
         """Allocate the next HLC timestamp."""
-        self.hlc = next_hlc(self.hlc, self.now_ms / 1000)
+        hlc = self.hlc + 1
+        self.hlc = hlc if hlc > self._physical else self._physical
         return self.hlc
 
     def observe(self, hlc: int) -> None:
@@ -104,18 +107,8 @@ class WriteContext:
         raw = self.txn.get(spec.name, key.encode())
         return None if raw is None else decode_frame(raw)
 
-    def store(
-        self,
-        spec: TreeSpec,
-        key: str,
-        old: Frame | None,
-        frame: Frame,
-        packed_value: bytes | None = None,
-        kb: bytes | None = None,
-    ) -> Frame:
+    def store(self, spec: TreeSpec, key: str, old: Frame | None, frame: Frame) -> Frame:
         """Write ``frame`` (its version is assigned here) and maintain indexes and the feed.
-
-        ``packed_value`` is the msgpack form of an LWW value, packed before the transaction.
 
         Raises:
             ValueTooLargeError: The encoded frame exceeds the value limit.
@@ -123,8 +116,28 @@ class WriteContext:
         self.seq += 1
         mode, _, hlc, expires, deleted, state = frame
         stored = Frame(mode, self.seq, hlc, expires, deleted, state)
+        return self.write(spec, key, None, old, stored, None)
+
+    def write(
+        self,
+        spec: TreeSpec,
+        key: str,
+        kb: bytes | None,
+        old: Frame | None,
+        stored: Frame,
+        packed_value: bytes | None,
+    ) -> Frame:
+        """Write a frame whose version was taken from :attr:`seq` already.
+
+        ``packed_value`` is the msgpack form of an LWW value, packed before the transaction;
+        ``kb`` is the encoded key when the caller has it.
+
+        Raises:
+            ValueTooLargeError: The encoded frame exceeds the value limit.
+        """
+        _, seq, hlc, _, deleted, _ = stored
         if packed_value is not None and isinstance(stored.state, Envelope):
-            data = encode_lww_frame(self.seq, stored.state, packed_value)
+            data = encode_lww_frame(seq, stored.state, packed_value)
         else:
             data = encode_frame(stored)
         if len(data) > self.max_value_bytes:
@@ -138,7 +151,7 @@ class WriteContext:
         if old is not None or stored.expires_at_ms is not None or stored.deleted:
             self._reindex(spec, kb, old, stored)
         event = _FEED_EVENT.pack(spec.tag, FEED_DELETE if deleted else FEED_UPSERT, hlc) + kb
-        self.txn.put(FEED, _U64.pack(self.seq), event, append=True)
+        self.txn.put(FEED, _U64.pack(seq), event, append=True)
         return stored
 
     def _reindex(self, spec: TreeSpec, kb: bytes, old: Frame | None, new: Frame) -> None:
@@ -188,9 +201,10 @@ def op_put(
         raw = ctx.txn.get(spec.name, kb)
         old = None if raw is None else decode_frame(raw)
         hlc = ctx.tick()
+        ctx.seq += 1
         envelope = Envelope(hlc, ctx.replica, value, expires_at_ms)
-        frame = Frame(MergeMode.LWW, 0, hlc, expires_at_ms, False, envelope)
-        return ctx.store(spec, key, old, frame, packed, kb)
+        frame = Frame(MergeMode.LWW, ctx.seq, hlc, expires_at_ms, False, envelope)
+        return ctx.write(spec, key, kb, old, frame, packed)
 
     return run
 
@@ -202,7 +216,7 @@ def op_merge_fields(spec: TreeSpec, key: str, patch: DocPatch) -> Op:
     def run(ctx: WriteContext) -> Frame:
         old = ctx.load(spec, key)
         state = apply_patch(_doc_bytes(old), patch, client_id=ctx.client_id, hlc=ctx.tick())
-        return ctx.store(spec, key, old, _doc_frame(state))
+        return ctx.store(spec, key, old, _doc_frame(*state))
 
     return run
 
@@ -244,7 +258,7 @@ def tombstone_frame(ctx: WriteContext, spec: TreeSpec, old: Frame) -> Frame:
         state = apply_patch(
             _doc_bytes(old), DocPatch(delete=True), client_id=ctx.client_id, hlc=ctx.tick()
         )
-        return _doc_frame(state)
+        return _doc_frame(*state)
     if spec.mode is MergeMode.FLAG:
         flag = old.state if isinstance(old.state, FlagState) else FlagState()
         return Frame(spec.mode, 0, ctx.tick(), None, False, FlagState(flag.adds, flag.adds))
@@ -291,21 +305,21 @@ def _merge_state(old: Frame | None, incoming: Envelope | FlagState | bytes) -> F
         hlc = old.hlc if old is not None else 0
         return Frame(MergeMode.FLAG, 0, hlc, None, False, merged_flag)
     current_doc = _doc_bytes(old)
-    merged_doc = (
-        doc_merge(current_doc or b"", incoming) if current_doc else doc_merge(incoming, b"")
-    )
+    if current_doc:
+        merged_doc, meta = doc_merge_meta(current_doc, incoming)
+    else:
+        merged_doc, meta = doc_merge_meta(incoming, b"")
     if current_doc is not None and merged_doc == current_doc:
         return None
-    return _doc_frame(merged_doc)
+    return _doc_frame(merged_doc, meta)
 
 
 def _lww_frame(envelope: Envelope) -> Frame:
     return Frame(MergeMode.LWW, 0, envelope.hlc, envelope.expires_at_ms, envelope.deleted, envelope)
 
 
-def _doc_frame(state: bytes) -> Frame:
-    view = read_doc(state)
-    return Frame(MergeMode.DOC, 0, view.hlc, view.expires_at_ms, view.deleted, state)
+def _doc_frame(state: bytes, meta: DocMeta) -> Frame:
+    return Frame(MergeMode.DOC, 0, meta.hlc, meta.expires_at_ms, meta.deleted, state)
 
 
 def _doc_bytes(frame: Frame | None) -> bytes | None:

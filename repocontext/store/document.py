@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgpack
 from pycrdt import Doc, Map
@@ -29,10 +29,12 @@ from repocontext.errors import InvalidUpdateError
 from repocontext.store.records import Value
 
 __all__ = [
+    "DocMeta",
     "DocPatch",
     "DocState",
     "apply_patch",
     "doc_merge",
+    "doc_merge_meta",
     "read_doc",
     "validate_doc_update",
 ]
@@ -87,8 +89,18 @@ class DocState:
     hlc: int
 
 
-def apply_patch(state: bytes | None, patch: DocPatch, *, client_id: int, hlc: int) -> bytes:
-    """Apply ``patch`` as replica ``client_id`` at ``hlc`` and return the new full state.
+class DocMeta(NamedTuple):
+    """What the store keeps outside a document: its clock, expiry and liveness."""
+
+    hlc: int
+    expires_at_ms: int | None
+    deleted: bool
+
+
+def apply_patch(
+    state: bytes | None, patch: DocPatch, *, client_id: int, hlc: int
+) -> tuple[bytes, DocMeta]:
+    """Apply ``patch`` as replica ``client_id`` at ``hlc``; return the new state and its meta.
 
     Raises:
         InvalidUpdateError: ``state`` is not a document update.
@@ -117,7 +129,7 @@ def apply_patch(state: bytes | None, patch: DocPatch, *, client_id: int, hlc: in
             _raise_register(maxima, name, replica, value)
         if patch.expires_at_ms is not None:
             _raise_register(maxima, EXPIRY_REG, replica, patch.expires_at_ms)
-    return bytes(doc.get_update())
+    return bytes(doc.get_update()), _meta(maxima)
 
 
 def doc_merge(a: bytes, b: bytes) -> bytes:
@@ -126,10 +138,30 @@ def doc_merge(a: bytes, b: bytes) -> bytes:
     Raises:
         InvalidUpdateError: Either input is not a document update.
     """
+    return doc_merge_meta(a, b)[0]
+
+
+def doc_merge_meta(a: bytes, b: bytes) -> tuple[bytes, DocMeta]:
+    """Merge two document states; return the merged state and its meta.
+
+    Raises:
+        InvalidUpdateError: Either input is not a document update.
+    """
     doc = _load(a, 0)
     if b:
         _apply(doc, b)
-    return bytes(doc.get_update())
+    return bytes(doc.get_update()), _meta(_roots(doc)[2])
+
+
+def _meta(maxima: Map[Any]) -> DocMeta:
+    registers = _registers(maxima)
+    write_hlc = registers.get(WRITE_REG, 0)
+    delete_hlc = registers.get(DELETE_REG, 0)
+    return DocMeta(
+        max(write_hlc, delete_hlc),
+        registers.get(EXPIRY_REG),
+        delete_hlc > 0 and delete_hlc >= write_hlc,
+    )
 
 
 def read_doc(state: bytes) -> DocState:

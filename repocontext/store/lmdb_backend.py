@@ -14,6 +14,8 @@ from __future__ import annotations
 import errno
 import os
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,27 +39,34 @@ _MAX_RETRIES: Final = 64
 
 
 class _ResizeGate:
-    """Many transactions at once, or one resize alone."""
+    """Many transactions at once, or one map resize alone.
+
+    Transactions enter without a lock: each thread counts its own open transactions and then
+    checks the resize flag; the resizer raises the flag and then waits for every count to
+    reach zero. The interpreter lock orders those steps, so either the resizer sees the
+    count or the transaction sees the flag and backs out until the resize is over.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        self._active = 0
         self._resizing = False
+        self._local = threading.local()
+        self._counters: weakref.WeakSet[_Count] = weakref.WeakSet()
 
     def __enter__(self) -> None:
         """Enter as one of many transactions (waits while a resize runs)."""
-        # The plain lock, not the Condition wrapper: this runs on every point read.
-        with self._lock:
-            while self._resizing:
-                self._cond.wait()
-            self._active += 1
+        counter = self._counter()
+        counter.n += 1
+        while self._resizing:
+            counter.n -= 1
+            with self._lock:
+                while self._resizing:
+                    self._cond.wait()
+            counter.n += 1
 
     def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._active -= 1
-            if self._resizing and not self._active:
-                self._cond.notify_all()
+        self._local.counter.n -= 1
 
     def shared(self) -> _ResizeGate:
         """Return the gate itself as the shared-entry context manager."""
@@ -65,16 +74,39 @@ class _ResizeGate:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        with self._cond:
-            self._cond.wait_for(lambda: not self._resizing)
+        """Hold the gate alone: no transaction of this process is open inside.
+
+        The calling thread must not be inside the gate itself.
+        """
+        with self._lock:
+            while self._resizing:
+                self._cond.wait()
             self._resizing = True
-            self._cond.wait_for(lambda: self._active == 0)
         try:
+            while any(c.n for c in list(self._counters)):
+                time.sleep(0.0002)  # open transactions are short; they finish on their own
             yield
         finally:
-            with self._cond:
+            with self._lock:
                 self._resizing = False
                 self._cond.notify_all()
+
+    def _counter(self) -> _Count:
+        counter: _Count | None = getattr(self._local, "counter", None)
+        if counter is None:
+            counter = self._local.counter = _Count()
+            with self._lock:
+                self._counters.add(counter)  # dropped by itself when its thread ends
+        return counter
+
+
+class _Count:
+    """One thread's number of open transactions."""
+
+    __slots__ = ("__weakref__", "n")
+
+    def __init__(self) -> None:
+        self.n = 0
 
 
 class _Txn:
@@ -91,8 +123,9 @@ class _Txn:
             raise StoreUnavailableError(f"tree {tree!r} is not open in this store") from None
 
     def get(self, tree: str, key: bytes) -> bytes | None:
-        value = self._txn.get(key, db=self._db(tree))
-        return None if value is None else bytes(value)
+        db = self._dbs.get(tree) or self._db(tree)
+        value: bytes | None = self._txn.get(key, db=db)
+        return value
 
     def iterate(self, tree: str, start: bytes, stop: bytes | None) -> Iterator[tuple[bytes, bytes]]:
         cursor = self._txn.cursor(db=self._db(tree))
@@ -108,7 +141,7 @@ class _Txn:
         return int(self._txn.stat(self._db(tree))["entries"])
 
     def put(self, tree: str, key: bytes, value: bytes, *, append: bool = False) -> None:
-        self._txn.put(key, value, db=self._db(tree), append=append)
+        self._txn.put(key, value, db=self._dbs.get(tree) or self._db(tree), append=append)
 
     def delete(self, tree: str, key: bytes) -> bool:
         return bool(self._txn.delete(key, db=self._db(tree)))
@@ -185,22 +218,22 @@ class LmdbBackend:
             StoreUnavailableError: The store is closed or broken.
         """
         self._check_open()
-        with self._gate.shared():
-            for _ in range(_MAX_RETRIES):
+        for _ in range(_MAX_RETRIES):
+            with self._gate:
                 try:
                     txn = self._env.begin(write=False, buffers=False)
                 except lmdb.MapResizedError:
-                    self._adopt_map()
-                    continue
+                    txn = None
                 except lmdb.Error as exc:
                     raise _translate(exc, "cannot begin a read") from exc
-                break
-            else:
-                raise StoreUnavailableError("the map kept changing size under this reader")
-            try:
-                yield _Txn(txn, self._dbs)
-            finally:
-                txn.abort()
+                if txn is not None:
+                    try:
+                        yield _Txn(txn, self._dbs)
+                    finally:
+                        txn.abort()
+                    return
+            self._adopt_map()  # outside the gate: adopting the new size needs it alone
+        raise StoreUnavailableError("the map kept changing size under this reader")
 
     def get(self, tree: str, key: bytes) -> bytes | None:
         """Read one value in its own snapshot (the point-read fast path).

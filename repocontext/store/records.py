@@ -31,6 +31,7 @@ __all__ = [
     "Frame",
     "Value",
     "decode_frame",
+    "decode_lww",
     "decode_update",
     "encode_frame",
     "encode_lww_frame",
@@ -134,6 +135,23 @@ def encode_lww_frame(version: int, envelope: Envelope, packed_value: bytes) -> b
     head = pack([FORMAT, "l", version, hlc, expires, deleted])
     inner = pack([hlc, replica, deleted, expires])
     return b"\x97" + head[1:] + b"\x95" + inner[1:] + packed_value
+
+
+def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:
+    """Return ``(version, hlc, expires_at_ms, deleted, value)`` of a stored LWW frame.
+
+    The point-read fast path: no intermediate Frame or Envelope is built.
+
+    Raises:
+        InvalidUpdateError: The bytes are not an LWW frame.
+    """
+    try:
+        fmt, code, version, hlc, expires, deleted, wire = msgpack.unpackb(data, raw=False)
+        if fmt != FORMAT or code != "l":
+            raise ValueError(f"frame format {fmt}/{code}")
+        return version, hlc, expires, deleted, wire[4]
+    except (ValueError, TypeError, IndexError, msgpack.UnpackException) as exc:
+        raise InvalidUpdateError(f"stored record is not a valid LWW frame: {exc}") from exc
 
 
 def decode_frame(data: bytes) -> Frame:

@@ -31,7 +31,15 @@ from repocontext.store.clock import Clock, SystemClock, hlc_millis
 from repocontext.store.document import SEP, DocPatch, read_doc
 from repocontext.store.keys import key_bytes, validate_key
 from repocontext.store.lmdb_backend import DEFAULT_MAP_BYTES, LmdbBackend
-from repocontext.store.records import Envelope, FlagState, Frame, Value, decode_frame, encode_update
+from repocontext.store.records import (
+    Envelope,
+    FlagState,
+    Frame,
+    Value,
+    decode_frame,
+    decode_lww,
+    encode_update,
+)
 from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, TreeSpec, tree_spec
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
 
@@ -120,6 +128,12 @@ class Store:
         raw = self.backend.get(spec.name, key_bytes(key))
         if raw is None:
             return None
+        if spec.mode is MergeMode.LWW and not include_deleted:
+            version, hlc, expires, deleted, value = decode_lww(raw)
+            if deleted or (expires is not None and expires <= self.clock.now() * 1000):
+                return None
+            seconds = None if expires is None else expires / 1000
+            return Record(spec.name, key, version, hlc, seconds, False, value)
         frame = decode_frame(raw)
         if not include_deleted and not self._live(frame):
             return None

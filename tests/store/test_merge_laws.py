@@ -3,7 +3,21 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repocontext.store.document import DocPatch, apply_patch, doc_merge, read_doc
+from repocontext.store.document import DocPatch, doc_merge, read_doc
+from repocontext.store.document import apply_patch as apply_patch_meta
+
+
+def apply_patch(*args, **kwargs):
+    state, meta = apply_patch_meta(*args, **kwargs)
+    view = read_doc(state)
+    assert (meta.hlc, meta.expires_at_ms, meta.deleted) == (
+        view.hlc,
+        view.expires_at_ms,
+        view.deleted,
+    )
+    return state
+
+
 from repocontext.store.records import Envelope, FlagState, flag_merge, lww_merge
 
 REPLICAS = [11, 22, 33]
