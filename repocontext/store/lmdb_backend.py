@@ -124,8 +124,8 @@ class _Txn:
 
     def get(self, tree: str, key: bytes) -> bytes | None:
         db = self._dbs.get(tree) or self._db(tree)
-        value: bytes | None = self._txn.get(key, db=db)
-        return value
+        value = self._txn.get(key, db=db)
+        return value if value is None or type(value) is bytes else bytes(value)
 
     def iterate(self, tree: str, start: bytes, stop: bytes | None) -> Iterator[tuple[bytes, bytes]]:
         cursor = self._txn.cursor(db=self._db(tree))

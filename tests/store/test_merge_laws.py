@@ -5,6 +5,7 @@ from hypothesis import strategies as st
 
 from repocontext.store.document import DocPatch, doc_merge, read_doc
 from repocontext.store.document import apply_patch as apply_patch_meta
+from repocontext.store.records import Envelope, FlagState, flag_merge, lww_merge
 
 
 def apply_patch(*args, **kwargs):
@@ -17,8 +18,6 @@ def apply_patch(*args, **kwargs):
     )
     return state
 
-
-from repocontext.store.records import Envelope, FlagState, flag_merge, lww_merge
 
 REPLICAS = [11, 22, 33]
 names = st.sampled_from(["title", "body", "kind"])
