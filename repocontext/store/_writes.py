@@ -9,9 +9,11 @@ index, the tombstone index and the change feed in step with the records.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
+
+import msgpack
 
 from repocontext.errors import (
     InvalidInputError,
@@ -44,7 +46,6 @@ TOMBSTONES: Final = "repo-context-tombstones"
 INTERNAL_TREES: Final = (META, FEED, EXPIRY, TOMBSTONES)
 
 _U64: Final = struct.Struct(">Q")
-_FEED_EVENT: Final = struct.Struct(">BBQ")
 FEED_UPSERT: Final = 1
 FEED_DELETE: Final = 2
 FEED_OPS: Final = {FEED_UPSERT: "upsert", FEED_DELETE: "delete"}
@@ -91,12 +92,55 @@ class WriteContext:
         self.seq = read_meta_int(self.txn, b"seq")
         # The wall clock is read once per transaction, so its HLC floor is fixed too.
         self._physical = next_hlc(0, self.now_ms / 1000)
+        self._first_seq = self.seq + 1
+        self._events: list[tuple[int, int, int, str]] = []
 
     def tick(self) -> int:
         """Allocate the next HLC timestamp."""
         hlc = self.hlc + 1
         self.hlc = hlc if hlc > self._physical else self._physical
         return self.hlc
+
+    def put_rows(self, group: PutGroup, *, want_frames: bool = True) -> list[Frame]:
+        """Run a group of LWW writes (the bulk path: one tight loop, no per-row closures).
+
+        With ``want_frames`` False only frames that had to be built anyway are returned.
+
+        Raises:
+            ValueTooLargeError: A frame exceeds the value limit.
+        """
+        spec = group.spec
+        get, put = self.txn.bind(spec.name)
+        replica, physical, events, limit = (
+            self.replica,
+            self._physical,
+            self._events,
+            self.max_value_bytes,
+        )
+        hlc, seq = self.hlc, self.seq
+        frames: list[Frame] = []
+        try:
+            for key, kb, value, packed, expires in group.rows:
+                raw = get(kb)
+                hlc = hlc + 1 if hlc + 1 > physical else physical
+                seq += 1
+                data = encode_lww_frame(seq, hlc, replica, expires, False, packed)
+                if len(data) > limit:
+                    raise ValueTooLargeError(
+                        f"record {key[:80]!r} encodes to {len(data)} bytes; the limit is {limit}"
+                    )
+                put(kb, data)
+                events.append((spec.tag, FEED_UPSERT, hlc, key))
+                if raw is not None or expires is not None or want_frames:
+                    envelope = Envelope(hlc, replica, value, expires)
+                    frame = Frame(MergeMode.LWW, seq, hlc, expires, False, envelope)
+                    if raw is not None or expires is not None:
+                        old = None if raw is None else decode_frame(raw)
+                        self._reindex(spec, kb, old, frame)
+                    frames.append(frame)
+        finally:
+            self.hlc, self.seq = hlc, seq
+        return frames
 
     def observe(self, hlc: int) -> None:
         """Move the clock past a timestamp received from another replica."""
@@ -137,7 +181,10 @@ class WriteContext:
         """
         _, seq, hlc, _, deleted, _ = stored
         if packed_value is not None and isinstance(stored.state, Envelope):
-            data = encode_lww_frame(seq, stored.state, packed_value)
+            envelope = stored.state
+            data = encode_lww_frame(
+                seq, hlc, envelope.replica, envelope.expires_at_ms, deleted, packed_value
+            )
         else:
             data = encode_frame(stored)
         if len(data) > self.max_value_bytes:
@@ -150,8 +197,7 @@ class WriteContext:
         self.txn.put(spec.name, kb, data)
         if old is not None or stored.expires_at_ms is not None or stored.deleted:
             self._reindex(spec, kb, old, stored)
-        event = _FEED_EVENT.pack(spec.tag, FEED_DELETE if deleted else FEED_UPSERT, hlc) + kb
-        self.txn.put(FEED, _U64.pack(seq), event, append=True)
+        self._events.append((spec.tag, FEED_DELETE if deleted else FEED_UPSERT, hlc, key))
         return stored
 
     def _reindex(self, spec: TreeSpec, kb: bytes, old: Frame | None, new: Frame) -> None:
@@ -165,26 +211,54 @@ class WriteContext:
             self.txn.put(TOMBSTONES, index_key(hlc_millis(new.hlc), spec.tag, kb), b"")
 
     def finish(self) -> None:
-        """Persist the clock and the sequence counter."""
+        """Persist the transaction's change-feed events, the clock and the sequence counter.
+
+        The events of one transaction form one feed entry keyed by its last sequence number,
+        so a reader seeking ``after + 1`` lands on the entry that holds it.
+        """
+        if self._events:
+            self.txn.put(
+                FEED, _U64.pack(self.seq), pack([self._first_seq, *self._events]), append=True
+            )
         self.txn.put(META, b"hlc", _U64.pack(self.hlc))
         self.txn.put(META, b"seq", _U64.pack(self.seq))
 
 
-def op_put(
+class PutRow(NamedTuple):
+    """One validated LWW write, ready for a transaction."""
+
+    key: str
+    kb: bytes
+    value: Value
+    packed: bytes
+    expires_at_ms: int | None
+
+
+@dataclass(slots=True)
+class PutGroup:
+    """Consecutive LWW writes into one tree, run by :meth:`WriteContext.put_rows`."""
+
+    spec: TreeSpec
+    rows: list[PutRow]
+
+
+def prepare_put(
     spec: TreeSpec,
     key: str,
     kb: bytes,
     value: Value,
     expires_at_ms: int | None,
     max_value_bytes: int,
-) -> Op:
-    """A whole-value LWW write; the value is packed (and so validated) before any transaction.
+) -> PutRow:
+    """Validate a whole-value LWW write; the value is packed before any transaction.
 
     Raises:
+        MergeModeError: The tree is not an LWW tree.
         InvalidInputError: The value is not made of storable types.
         ValueTooLargeError: The packed value alone exceeds ``max_value_bytes``.
     """
-    _require(spec, MergeMode.LWW, "put")
+    if spec.mode is not MergeMode.LWW:
+        _require(spec, MergeMode.LWW, "put")
     try:
         packed = pack(value)
     except (TypeError, ValueError, OverflowError) as exc:
@@ -196,17 +270,7 @@ def op_put(
         raise ValueTooLargeError(
             f"the value of {key[:80]!r} is {len(packed)} bytes; the limit is {max_value_bytes}"
         )
-
-    def run(ctx: WriteContext) -> Frame:
-        raw = ctx.txn.get(spec.name, kb)
-        old = None if raw is None else decode_frame(raw)
-        hlc = ctx.tick()
-        ctx.seq += 1
-        envelope = Envelope(hlc, ctx.replica, value, expires_at_ms)
-        frame = Frame(MergeMode.LWW, ctx.seq, hlc, expires_at_ms, False, envelope)
-        return ctx.write(spec, key, kb, old, frame, packed)
-
-    return run
+    return PutRow(key, kb, value, packed, expires_at_ms)
 
 
 def op_merge_fields(spec: TreeSpec, key: str, patch: DocPatch) -> Op:
@@ -337,10 +401,11 @@ def _require(spec: TreeSpec, mode: MergeMode, operation: str) -> None:
         )
 
 
-def decode_feed_event(raw: bytes) -> tuple[int, str, int, str]:
-    """Return ``(tree tag, op, hlc, key)`` of a stored change-feed event."""
-    tag, op, hlc = _FEED_EVENT.unpack_from(raw)
-    return tag, FEED_OPS[op], hlc, raw[_FEED_EVENT.size :].decode()
+def decode_feed_entry(raw: bytes) -> Iterator[tuple[int, int, str, int, str]]:
+    """Yield ``(seq, tree tag, op, hlc, key)`` for every event of one stored feed entry."""
+    first, *events = msgpack.unpackb(raw, raw=False)
+    for offset, (tag, op, hlc, key) in enumerate(events):
+        yield first + offset, tag, FEED_OPS[op], hlc, key
 
 
 def split_seq(raw: bytes) -> int:

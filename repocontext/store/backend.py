@@ -44,6 +44,12 @@ class WriteTxn(ReadTxn, Protocol):
         """Remove ``key``; return whether it existed."""
         ...
 
+    def bind(
+        self, tree: str
+    ) -> tuple[Callable[[bytes], bytes | None], Callable[[bytes, bytes], object]]:
+        """Return ``(get, put)`` bound to one tree, for tight loops over many keys."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class BackendStats:

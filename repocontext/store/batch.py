@@ -14,11 +14,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from repocontext.errors import InvalidInputError
+from repocontext.store import _writes as w
 from repocontext.store.document import DocPatch
 from repocontext.store.records import Value
 
 if TYPE_CHECKING:
-    from repocontext.store import _writes as w
     from repocontext.store.store import Store
 
 __all__ = ["Batch"]
@@ -44,7 +44,7 @@ class Batch:
         self._store = store
         self._commit_every = commit_every
         self._on_commit = on_commit
-        self._ops: list[w.Op] = []
+        self._ops: list[w.Op | w.PutGroup] = []
         self._keys: list[str] = []
         self.acknowledged = 0
         self.changed = 0
@@ -66,7 +66,15 @@ class Batch:
 
     def put(self, tree: str, key: str, value: Value, *, ttl_seconds: float | None = None) -> None:
         """Queue an LWW write (validated now, committed with its group)."""
-        self._queue(key, self._store.ops.put(tree, key, value, ttl_seconds))
+        spec, row = self._store.ops.put_row(tree, key, value, ttl_seconds)
+        last = self._ops[-1] if self._ops else None
+        if isinstance(last, w.PutGroup) and last.spec is spec:
+            last.rows.append(row)
+        else:
+            self._ops.append(w.PutGroup(spec, [row]))
+        self._keys.append(key)
+        if len(self._keys) >= self._commit_every:
+            self.flush()
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> None:
         """Queue a document merge."""
@@ -87,17 +95,17 @@ class Batch:
     @property
     def pending(self) -> int:
         """Writes queued but not yet committed (not acknowledged)."""
-        return len(self._ops)
+        return len(self._keys)
 
     def flush(self) -> int:
         """Commit every queued write now; return how many were acknowledged by this call."""
         if not self._ops:
             return 0
-        frames = self._store.run_ops(self._ops)
+        changed = self._store.run_batch(self._ops)
         keys = self._keys
         self._ops, self._keys = [], []
         self.acknowledged += len(keys)
-        self.changed += sum(frame is not None for frame in frames)
+        self.changed += changed
         if self._on_commit is not None:
             self._on_commit(keys)
         return len(keys)
@@ -105,5 +113,5 @@ class Batch:
     def _queue(self, key: str, op: w.Op) -> None:
         self._ops.append(op)
         self._keys.append(key)
-        if len(self._ops) >= self._commit_every:
+        if len(self._keys) >= self._commit_every:
             self.flush()

@@ -18,8 +18,9 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import Final, TypeVar, cast
 
 import lmdb
 
@@ -142,6 +143,14 @@ class _Txn:
 
     def put(self, tree: str, key: bytes, value: bytes, *, append: bool = False) -> None:
         self._txn.put(key, value, db=self._dbs.get(tree) or self._db(tree), append=append)
+
+    def bind(
+        self, tree: str
+    ) -> tuple[Callable[[bytes], bytes | None], Callable[[bytes, bytes], object]]:
+        db = self._dbs.get(tree) or self._db(tree)
+        # Write transactions run with buffers=False, so get() returns bytes, never a view.
+        get = cast(Callable[[bytes], bytes | None], partial(self._txn.get, db=db))
+        return get, partial(self._txn.put, db=db)
 
     def delete(self, tree: str, key: bytes) -> bool:
         return bool(self._txn.delete(key, db=self._db(tree)))

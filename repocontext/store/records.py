@@ -125,13 +125,14 @@ def encode_frame(frame: Frame) -> bytes:
     return pack([FORMAT, _MODE_CODES[mode], version, hlc, expires, deleted, _state_to_wire(state)])
 
 
-def encode_lww_frame(version: int, envelope: Envelope, packed_value: bytes) -> bytes:
+def encode_lww_frame(
+    version: int, hlc: int, replica: str, expires: int | None, deleted: bool, packed_value: bytes
+) -> bytes:
     """Serialize an LWW frame whose value was packed beforehand (the bulk-write fast path).
 
     The result is byte-for-byte what :func:`encode_frame` produces: msgpack arrays are a
     header followed by their elements, so the pre-packed value is appended as the last one.
     """
-    hlc, replica, _, expires, deleted = envelope
     head = pack([FORMAT, "l", version, hlc, expires, deleted])
     inner = pack([hlc, replica, deleted, expires])
     return b"\x97" + head[1:] + b"\x95" + inner[1:] + packed_value

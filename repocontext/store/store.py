@@ -230,7 +230,8 @@ class Store:
             InvalidInputError: ``ttl_seconds`` is not positive.
             ValueTooLargeError: The record exceeds the value limit.
         """
-        return self._commit_live(tree, key, self.ops.put(tree, key, value, ttl_seconds))
+        spec, row = self.ops.put_row(tree, key, value, ttl_seconds)
+        return self._commit_live(tree, key, w.PutGroup(spec, [row]))
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> Record:
         """Merge a field-level change into a document record; acknowledged once durable.
@@ -271,25 +272,45 @@ class Store:
         """Return a batch that commits every ``commit_every`` writes (see :class:`Batch`)."""
         return Batch(self, commit_every=commit_every, on_commit=on_commit)
 
-    def run_ops(self, ops: list[w.Op]) -> list[Frame | None]:
+    def run_ops(self, ops: list[w.Op | w.PutGroup]) -> list[Frame | None]:
         """Run write operations in one durable transaction and return their frames."""
+        return self._run(ops, want_frames=True)[0]
+
+    def run_batch(self, ops: list[w.Op | w.PutGroup]) -> int:
+        """Run write operations in one durable transaction; return how many changed a record."""
+        return self._run(ops, want_frames=False)[1]
+
+    def _run(
+        self, ops: list[w.Op | w.PutGroup], *, want_frames: bool
+    ) -> tuple[list[Frame | None], int]:
         now_ms = int(self.clock.now() * 1000)
 
-        def transaction(txn: WriteTxn) -> list[Frame | None]:
+        def transaction(txn: WriteTxn) -> tuple[list[Frame | None], int]:
             ctx = w.WriteContext(txn, self.client_id, now_ms, self.max_value_bytes)
-            frames = [op(ctx) for op in ops]
+            frames: list[Frame | None] = []
+            changed = 0
+            for op in ops:
+                if isinstance(op, w.PutGroup):
+                    frames += ctx.put_rows(op, want_frames=want_frames)
+                    changed += len(op.rows)
+                else:
+                    frame = op(ctx)
+                    frames.append(frame)
+                    changed += frame is not None
             ctx.finish()
-            return frames
+            return frames, changed
 
         return self.backend.write(transaction)
 
-    def _commit_live(self, tree: str, key: str, op: w.Op) -> Record:
+        return self.backend.write(transaction)
+
+    def _commit_live(self, tree: str, key: str, op: w.Op | w.PutGroup) -> Record:
         record = self._commit_one(tree, key, op)
         if record is None:  # put and merge_fields always store a frame
             raise StoreUnavailableError(f"the write of {key!r} stored nothing")
         return record
 
-    def _commit_one(self, tree: str, key: str, op: w.Op) -> Record | None:
+    def _commit_one(self, tree: str, key: str, op: w.Op | w.PutGroup) -> Record | None:
         frame = self.run_ops([op])[0]
         return None if frame is None else _to_record(tree_spec(tree), key, frame)
 
@@ -300,11 +321,12 @@ class Store:
         start = w.seq_key(after + 1)
         changes: list[Change] = []
         with self.backend.read() as txn:
-            for kb, raw in txn.iterate(w.FEED, start, None):
-                tag, op, hlc, key = w.decode_feed_event(raw)
-                changes.append(Change(w.split_seq(kb), TREES_BY_TAG[tag].name, key, op, hlc))
+            for _, raw in txn.iterate(w.FEED, start, None):
+                for seq, tag, op, hlc, key in w.decode_feed_entry(raw):
+                    if seq > after:
+                        changes.append(Change(seq, TREES_BY_TAG[tag].name, key, op, hlc))
                 if len(changes) >= limit:
-                    break
+                    return changes[:limit]
         return changes
 
     def cursor(self, name: str) -> int:
@@ -391,11 +413,13 @@ class _OpFactory:
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def put(self, tree: str, key: str, value: Value, ttl_seconds: float | None = None) -> w.Op:
+    def put_row(
+        self, tree: str, key: str, value: Value, ttl_seconds: float | None = None
+    ) -> tuple[TreeSpec, w.PutRow]:
         spec = TREES.get(tree) or tree_spec(tree)
         kb = key_bytes(key)
         expiry = None if ttl_seconds is None else self._expiry(ttl_seconds)
-        return w.op_put(spec, key, kb, value, expiry, self._store.max_value_bytes)
+        return spec, w.prepare_put(spec, key, kb, value, expiry, self._store.max_value_bytes)
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
         _check_patch(patch)

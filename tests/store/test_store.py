@@ -266,3 +266,13 @@ def test_stats_report_records_per_tree(store):
     assert stats.last_seq == 1
     assert stats.engine == "lmdb"
     assert stats.file_bytes > 0
+
+
+def test_the_change_feed_can_resume_inside_a_batch(store):
+    with store.batch(commit_every=10) as batch:
+        for i in range(25):
+            batch.put(STRUCTURAL, file_key("r", f"f{i:02}"), i)
+    assert [c.seq for c in store.changes(after=4, limit=3)] == [5, 6, 7]
+    assert [c.seq for c in store.changes(after=9)] == list(range(10, 26))
+    assert store.changes(after=12)[0].key == file_key("r", "f12")
+    assert store.changes(after=25) == []
