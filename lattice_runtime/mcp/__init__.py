@@ -1,0 +1,7 @@
+"""The lattice_* MCP tools.
+
+This package arrives with the Lattice runtime issues; errors derive from
+:class:`lattice_runtime.errors.LatticeError`.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,7 @@
+"""The git-worktree transaction, the command runner, and apply.
+
+This package arrives with the Lattice runtime issues; errors derive from
+:class:`lattice_runtime.errors.LatticeError`.
+"""
+
+__all__: list[str] = []

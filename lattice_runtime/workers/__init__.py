@@ -1,0 +1,7 @@
+"""Workers: mock, manual handoff, command (subprocess), provider SDK.
+
+This package arrives with the Lattice runtime issues; errors derive from
+:class:`lattice_runtime.errors.LatticeError`.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,7 @@
+"""Retrieval: identifier-aware BM25, embedders, vector index, hybrid ranking, reasons.
+
+This package arrives with its own issue; it is part of the layout from the start so that the
+import layering (store <- index, memory, claims <- search <- pack <- workspace) is fixed.
+"""
+
+__all__: list[str] = []
