@@ -7,12 +7,19 @@ from repocontext.store import MEMORY, STRUCTURAL, DocPatch, Store
 from repocontext.store.keys import file_key, mem_key
 
 
-def fields(data_dir: str, worker: str, records: str) -> None:
-    """Write field ``w{worker}`` and tag ``t{worker}`` into every shared record."""
-    with Store.open(Path(data_dir)) as store:
+def fields(data_dir: str, worker: str, records: str, pad: str = "0") -> None:
+    """Write field ``w{worker}`` and tag ``t{worker}`` into every shared record.
+
+    With ``pad`` > 0 each worker also writes padding records into a 1 MiB map, so the
+    processes grow the map under each other.
+    """
+    map_bytes = 1 << 20 if int(pad) else 256 << 20
+    with Store.open(Path(data_dir), map_bytes=map_bytes) as store:
         for i in range(int(records)):
             patch = DocPatch(set_fields={f"w{worker}": i}, add={"tags": [f"t{worker}"]})
             store.merge_fields(MEMORY, mem_key("r", "shared", f"e{i}"), patch)
+            if int(pad):
+                store.put(STRUCTURAL, file_key("r", f"pad/{worker}/{i}"), "x" * int(pad))
     print("done", flush=True)
 
 

@@ -22,11 +22,12 @@ def spawn(*args):
 
 
 @pytest.mark.timeout(180)
-def test_four_processes_writing_disjoint_fields_lose_no_field(tmp_path):
+@pytest.mark.parametrize("pad", [0, 20_000])
+def test_four_processes_writing_disjoint_fields_lose_no_field(tmp_path, pad):
     data = tmp_path / "data"
-    Store.open(data).close()
+    Store.open(data, map_bytes=1 << 20).close()
     records = 150
-    workers = [spawn("fields", data, w, records) for w in range(4)]
+    workers = [spawn("fields", data, w, records, pad) for w in range(4)]
     for proc in workers:
         _out, err = proc.communicate(timeout=170)
         assert proc.returncode == 0, err
@@ -35,7 +36,10 @@ def test_four_processes_writing_disjoint_fields_lose_no_field(tmp_path):
             doc = store.get(MEMORY, mem_key("r", "shared", f"e{i}")).doc
             assert doc.fields == {f"w{w}": i for w in range(4)}
             assert doc.sets["tags"] == {f"t{w}" for w in range(4)}
-        assert store.last_seq() == 4 * records
+        assert store.last_seq() == 4 * records * (2 if pad else 1)
+        if pad:
+            assert store.count(STRUCTURAL, "repo/r/file/pad/") == 4 * records
+            assert store.stats().map_bytes > 1 << 20
 
 
 @pytest.mark.timeout(120)

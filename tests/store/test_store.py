@@ -1,3 +1,5 @@
+import threading
+
 import pytest
 
 from repocontext.errors import (
@@ -276,3 +278,32 @@ def test_the_change_feed_can_resume_inside_a_batch(store):
     assert [c.seq for c in store.changes(after=9)] == list(range(10, 26))
     assert store.changes(after=12)[0].key == file_key("r", "f12")
     assert store.changes(after=25) == []
+
+
+def test_scan_can_start_at_a_key_to_skip_a_range(store):
+    for name in ("a/1", "a/2", "b/1", "c/1"):
+        store.put(STRUCTURAL, file_key("r", name), name)
+    page = store.scan(STRUCTURAL, "repo/r/file/", start=file_key("r", "b"))
+    assert [r.value for r in page.records] == ["b/1", "c/1"]
+
+
+def test_the_sweeper_thread_sweeps_until_stopped(tmp_path, clock):
+    from repocontext.store import Sweeper
+
+    with Store.open(tmp_path / "d", clock=clock) as store:
+        store.put(STRUCTURAL, file_key("r", "tmp"), 1, ttl_seconds=1)
+        clock.advance(2)
+        sweeper = Sweeper(store, interval_seconds=0.01)
+        sweeper.start()
+        try:
+            for _ in range(500):
+                if sweeper.last_report is not None:
+                    break
+                threading.Event().wait(0.01)
+        finally:
+            sweeper.stop()
+        assert store.get(STRUCTURAL, file_key("r", "tmp"), include_deleted=True).deleted
+
+
+def test_export_update_of_a_missing_key_is_none(store):
+    assert store.export_update(MEMORY, mem_key("r", "t", "nope")) is None
