@@ -24,6 +24,7 @@ from repocontext.errors import (
 from repocontext.store.backend import WriteTxn
 from repocontext.store.clock import hlc_millis, next_hlc
 from repocontext.store.document import DocMeta, DocPatch, apply_patch, doc_merge_meta, read_doc
+from repocontext.store.keys import key_bytes
 from repocontext.store.records import (
     Envelope,
     FlagState,
@@ -245,20 +246,21 @@ class PutGroup:
 def prepare_put(
     spec: TreeSpec,
     key: str,
-    kb: bytes,
     value: Value,
     expires_at_ms: int | None,
     max_value_bytes: int,
 ) -> PutRow:
-    """Validate a whole-value LWW write; the value is packed before any transaction.
+    """Validate a whole-value LWW write; key and value are encoded before any transaction.
 
     Raises:
         MergeModeError: The tree is not an LWW tree.
+        InvalidKeyError: The key breaks the key rules.
         InvalidInputError: The value is not made of storable types.
         ValueTooLargeError: The packed value alone exceeds ``max_value_bytes``.
     """
     if spec.mode is not MergeMode.LWW:
         _require(spec, MergeMode.LWW, "put")
+    kb = key_bytes(key)
     try:
         packed = pack(value)
     except (TypeError, ValueError, OverflowError) as exc:

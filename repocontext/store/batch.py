@@ -45,6 +45,7 @@ class Batch:
         self._commit_every = commit_every
         self._on_commit = on_commit
         self._ops: list[w.Op | w.PutGroup] = []
+        self._last_group: w.PutGroup | None = None
         self._keys: list[str] = []
         self.acknowledged = 0
         self.changed = 0
@@ -67,11 +68,12 @@ class Batch:
     def put(self, tree: str, key: str, value: Value, *, ttl_seconds: float | None = None) -> None:
         """Queue an LWW write (validated now, committed with its group)."""
         spec, row = self._store.ops.put_row(tree, key, value, ttl_seconds)
-        last = self._ops[-1] if self._ops else None
-        if isinstance(last, w.PutGroup) and last.spec is spec:
+        last = self._last_group
+        if last is not None and last.spec is spec and self._ops and self._ops[-1] is last:
             last.rows.append(row)
         else:
-            self._ops.append(w.PutGroup(spec, [row]))
+            self._last_group = w.PutGroup(spec, [row])
+            self._ops.append(self._last_group)
         self._keys.append(key)
         if len(self._keys) >= self._commit_every:
             self.flush()

@@ -122,20 +122,21 @@ class Frame(NamedTuple):
 def encode_frame(frame: Frame) -> bytes:
     """Serialize a frame for storage."""
     mode, version, hlc, expires, deleted, state = frame
+    if isinstance(state, Envelope):
+        return encode_lww_frame(version, hlc, state.replica, expires, deleted, pack(state.value))
     return pack([FORMAT, _MODE_CODES[mode], version, hlc, expires, deleted, _state_to_wire(state)])
 
 
 def encode_lww_frame(
     version: int, hlc: int, replica: str, expires: int | None, deleted: bool, packed_value: bytes
 ) -> bytes:
-    """Serialize an LWW frame whose value was packed beforehand (the bulk-write fast path).
+    """Serialize an LWW frame: ``[format, "l", version, hlc, expires, deleted, replica, value]``.
 
-    The result is byte-for-byte what :func:`encode_frame` produces: msgpack arrays are a
-    header followed by their elements, so the pre-packed value is appended as the last one.
+    An LWW frame's stamp, expiry and tombstone flag are its envelope's, so they are stored
+    once; the value is kept as its own msgpack blob, packed before the transaction (which also
+    validates it), so a write packs one short array.
     """
-    head = pack([FORMAT, "l", version, hlc, expires, deleted])
-    inner = pack([hlc, replica, deleted, expires])
-    return b"\x97" + head[1:] + b"\x95" + inner[1:] + packed_value
+    return pack([FORMAT, "l", version, hlc, expires, deleted, replica, packed_value])
 
 
 def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:
@@ -147,11 +148,11 @@ def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:
         InvalidUpdateError: The bytes are not an LWW frame.
     """
     try:
-        fmt, code, version, hlc, expires, deleted, wire = msgpack.unpackb(data, raw=False)
+        fmt, code, version, hlc, expires, deleted, _, blob = msgpack.unpackb(data, raw=False)
         if fmt != FORMAT or code != "l":
             raise ValueError(f"frame format {fmt}/{code}")
-        return version, hlc, expires, deleted, wire[4]
-    except (ValueError, TypeError, IndexError, msgpack.UnpackException) as exc:
+        return version, hlc, expires, deleted, msgpack.unpackb(blob, raw=False)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise InvalidUpdateError(f"stored record is not a valid LWW frame: {exc}") from exc
 
 
@@ -162,20 +163,16 @@ def decode_frame(data: bytes) -> Frame:
         InvalidUpdateError: The bytes are not a frame of a known format.
     """
     try:
-        fmt, code, version, hlc, expires, deleted, wire = msgpack.unpackb(data, raw=False)
+        fmt, code, version, hlc, expires, deleted, *rest = msgpack.unpackb(data, raw=False)
         if fmt != FORMAT:
             raise ValueError(f"frame format {fmt}")
         if code == "l":
-            w_hlc, replica, w_deleted, w_expires, value = wire
-            return Frame(
-                MergeMode.LWW,
-                version,
-                hlc,
-                expires,
-                deleted,
-                Envelope(w_hlc, replica, value, w_expires, w_deleted),
-            )
+            replica, blob = rest
+            value = msgpack.unpackb(blob, raw=False)
+            envelope = Envelope(hlc, replica, value, expires, deleted)
+            return Frame(MergeMode.LWW, version, hlc, expires, deleted, envelope)
         mode = _CODE_MODES[code]
+        (wire,) = rest
         return Frame(mode, version, hlc, expires, bool(deleted), _state_from_wire(mode, wire))
     except (ValueError, TypeError, KeyError, msgpack.UnpackException) as exc:
         raise InvalidUpdateError(f"stored record is not a valid frame: {exc}") from exc

@@ -417,9 +417,8 @@ class _OpFactory:
         self, tree: str, key: str, value: Value, ttl_seconds: float | None = None
     ) -> tuple[TreeSpec, w.PutRow]:
         spec = TREES.get(tree) or tree_spec(tree)
-        kb = key_bytes(key)
         expiry = None if ttl_seconds is None else self._expiry(ttl_seconds)
-        return spec, w.prepare_put(spec, key, kb, value, expiry, self._store.max_value_bytes)
+        return spec, w.prepare_put(spec, key, value, expiry, self._store.max_value_bytes)
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
         _check_patch(patch)
