@@ -121,11 +121,11 @@ class WriteContext:
         hlc, seq = self.hlc, self.seq
         frames: list[Frame] = []
         try:
-            for key, kb, value, packed, expires in group.rows:
+            for key, kb, value, expires in group.rows:
                 raw = get(kb)
                 hlc = hlc + 1 if hlc + 1 > physical else physical
                 seq += 1
-                data = encode_lww_frame(seq, hlc, replica, expires, False, packed)
+                data = encode_lww_frame(seq, hlc, replica, expires, False, value)
                 if len(data) > limit:
                     raise ValueTooLargeError(
                         f"record {key[:80]!r} encodes to {len(data)} bytes; the limit is {limit}"
@@ -161,42 +161,15 @@ class WriteContext:
         self.seq += 1
         mode, _, hlc, expires, deleted, state = frame
         stored = Frame(mode, self.seq, hlc, expires, deleted, state)
-        return self.write(spec, key, None, old, stored, None)
-
-    def write(
-        self,
-        spec: TreeSpec,
-        key: str,
-        kb: bytes | None,
-        old: Frame | None,
-        stored: Frame,
-        packed_value: bytes | None,
-    ) -> Frame:
-        """Write a frame whose version was taken from :attr:`seq` already.
-
-        ``packed_value`` is the msgpack form of an LWW value, packed before the transaction;
-        ``kb`` is the encoded key when the caller has it.
-
-        Raises:
-            ValueTooLargeError: The encoded frame exceeds the value limit.
-        """
-        _, seq, hlc, _, deleted, _ = stored
-        if packed_value is not None and isinstance(stored.state, Envelope):
-            envelope = stored.state
-            data = encode_lww_frame(
-                seq, hlc, envelope.replica, envelope.expires_at_ms, deleted, packed_value
-            )
-        else:
-            data = encode_frame(stored)
+        data = encode_frame(stored)
         if len(data) > self.max_value_bytes:
             raise ValueTooLargeError(
                 f"record {key[:80]!r} encodes to {len(data)} bytes; "
                 f"the limit is {self.max_value_bytes}"
             )
-        if kb is None:
-            kb = key.encode()
+        kb = key.encode()
         self.txn.put(spec.name, kb, data)
-        if old is not None or stored.expires_at_ms is not None or stored.deleted:
+        if old is not None or expires is not None or deleted:
             self._reindex(spec, kb, old, stored)
         self._events.append((spec.tag, FEED_DELETE if deleted else FEED_UPSERT, hlc, key))
         return stored
@@ -231,7 +204,6 @@ class PutRow(NamedTuple):
     key: str
     kb: bytes
     value: Value
-    packed: bytes
     expires_at_ms: int | None
 
 
@@ -272,7 +244,7 @@ def prepare_put(
         raise ValueTooLargeError(
             f"the value of {key[:80]!r} is {len(packed)} bytes; the limit is {max_value_bytes}"
         )
-    return PutRow(key, kb, value, packed, expires_at_ms)
+    return PutRow(key, kb, value, expires_at_ms)
 
 
 def op_merge_fields(spec: TreeSpec, key: str, patch: DocPatch) -> Op:

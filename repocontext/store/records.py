@@ -123,20 +123,19 @@ def encode_frame(frame: Frame) -> bytes:
     """Serialize a frame for storage."""
     mode, version, hlc, expires, deleted, state = frame
     if isinstance(state, Envelope):
-        return encode_lww_frame(version, hlc, state.replica, expires, deleted, pack(state.value))
+        return encode_lww_frame(version, hlc, state.replica, expires, deleted, state.value)
     return pack([FORMAT, _MODE_CODES[mode], version, hlc, expires, deleted, _state_to_wire(state)])
 
 
 def encode_lww_frame(
-    version: int, hlc: int, replica: str, expires: int | None, deleted: bool, packed_value: bytes
+    version: int, hlc: int, replica: str, expires: int | None, deleted: bool, value: Value
 ) -> bytes:
     """Serialize an LWW frame: ``[format, "l", version, hlc, expires, deleted, replica, value]``.
 
     An LWW frame's stamp, expiry and tombstone flag are its envelope's, so they are stored
-    once; the value is kept as its own msgpack blob, packed before the transaction (which also
-    validates it), so a write packs one short array.
+    once and a point read unpacks one flat array.
     """
-    return pack([FORMAT, "l", version, hlc, expires, deleted, replica, packed_value])
+    return pack([FORMAT, "l", version, hlc, expires, deleted, replica, value])
 
 
 def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:
@@ -148,10 +147,10 @@ def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:
         InvalidUpdateError: The bytes are not an LWW frame.
     """
     try:
-        fmt, code, version, hlc, expires, deleted, _, blob = msgpack.unpackb(data, raw=False)
+        fmt, code, version, hlc, expires, deleted, _, value = msgpack.unpackb(data, raw=False)
         if fmt != FORMAT or code != "l":
             raise ValueError(f"frame format {fmt}/{code}")
-        return version, hlc, expires, deleted, msgpack.unpackb(blob, raw=False)
+        return version, hlc, expires, deleted, value
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise InvalidUpdateError(f"stored record is not a valid LWW frame: {exc}") from exc
 
@@ -167,8 +166,7 @@ def decode_frame(data: bytes) -> Frame:
         if fmt != FORMAT:
             raise ValueError(f"frame format {fmt}")
         if code == "l":
-            replica, blob = rest
-            value = msgpack.unpackb(blob, raw=False)
+            replica, value = rest
             envelope = Envelope(hlc, replica, value, expires, deleted)
             return Frame(MergeMode.LWW, version, hlc, expires, deleted, envelope)
         mode = _CODE_MODES[code]
