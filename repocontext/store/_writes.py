@@ -380,8 +380,3 @@ def decode_feed_entry(raw: bytes) -> Iterator[tuple[int, int, str, int, str]]:
     first, *events = msgpack.unpackb(raw, raw=False)
     for offset, (tag, op, hlc, key) in enumerate(events):
         yield first + offset, tag, FEED_OPS[op], hlc, key
-
-
-def split_seq(raw: bytes) -> int:
-    """Invert :func:`seq_key`."""
-    return int(_U64.unpack(raw)[0])

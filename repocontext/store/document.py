@@ -26,7 +26,7 @@ import msgpack
 from pycrdt import Doc, Map
 
 from repocontext.errors import InvalidUpdateError
-from repocontext.store.records import Value
+from repocontext.store.records import Value, unpack
 
 __all__ = [
     "DocMeta",
@@ -175,7 +175,7 @@ def read_doc(state: bytes) -> DocState:
     best: dict[str, tuple[int, str, Value]] = {}
     for key, raw in fields_map.items():
         name, _, replica = key.rpartition(SEP)
-        stamp_hlc, value = msgpack.unpackb(bytes(raw), raw=False)
+        stamp_hlc, value = unpack(bytes(raw))
         current = best.get(name)
         if current is None or (stamp_hlc, replica) > current[:2]:
             best[name] = (stamp_hlc, replica, value)
@@ -235,7 +235,7 @@ def _set_field(fields: Map[Any], name: str, replica: str, hlc: int, value: Value
     prefix = f"{name}{SEP}"
     keys: list[str] = list(fields.keys())  # a copy: entries are deleted while walking
     for key in [k for k in keys if k.startswith(prefix)]:
-        stamp_hlc = msgpack.unpackb(bytes(fields[key]), raw=False)[0]
+        stamp_hlc = unpack(bytes(fields[key]))[0]
         if stamp_hlc < hlc and key.rpartition(SEP)[2] != replica:
             del fields[key]
     fields[f"{prefix}{replica}"] = msgpack.packb([hlc, value], use_bin_type=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Final, NamedTuple, TypeAlias
+from typing import Any, Final, NamedTuple, TypeAlias
 
 import msgpack
 
@@ -39,6 +39,7 @@ __all__ = [
     "flag_merge",
     "lww_merge",
     "pack",
+    "unpack",
 ]
 
 Value: TypeAlias = bool | int | float | str | bytes | list["Value"] | dict[str, "Value"] | None
@@ -147,7 +148,7 @@ def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:
         InvalidUpdateError: The bytes are not an LWW frame.
     """
     try:
-        fmt, code, version, hlc, expires, deleted, _, value = msgpack.unpackb(data, raw=False)
+        fmt, code, version, hlc, expires, deleted, _, value = unpack(data)
         if fmt != FORMAT or code != "l":
             raise ValueError(f"frame format {fmt}/{code}")
         return version, hlc, expires, deleted, value
@@ -162,7 +163,7 @@ def decode_frame(data: bytes) -> Frame:
         InvalidUpdateError: The bytes are not a frame of a known format.
     """
     try:
-        fmt, code, version, hlc, expires, deleted, *rest = msgpack.unpackb(data, raw=False)
+        fmt, code, version, hlc, expires, deleted, *rest = unpack(data)
         if fmt != FORMAT:
             raise ValueError(f"frame format {fmt}")
         if code == "l":
@@ -228,6 +229,11 @@ def _state_from_wire(mode: MergeMode, wire: object) -> Envelope | FlagState | by
 _local = threading.local()
 
 
+def unpack(data: bytes) -> Any:
+    """Deserialize msgpack written by :func:`pack` (map keys of any packable type)."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=False)
+
+
 def pack(obj: object) -> bytes:
     """Serialize with msgpack (bin type on), reusing one packer per thread."""
     # A Packer per thread: packb() would build a new Packer on every call.
@@ -238,7 +244,7 @@ def pack(obj: object) -> bytes:
 
 
 def _unpack(data: bytes) -> list[object]:
-    obj = msgpack.unpackb(data, raw=False, strict_map_key=True)
+    obj = unpack(data)
     if not isinstance(obj, list):
         raise ValueError("expected an array")
     return obj

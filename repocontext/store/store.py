@@ -39,6 +39,7 @@ from repocontext.store.records import (
     decode_frame,
     decode_lww,
     encode_update,
+    pack,
 )
 from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, TreeSpec, tree_spec
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
@@ -457,6 +458,14 @@ def _check_patch(patch: DocPatch) -> None:
             raise InvalidInputError("set elements must be a list of non-empty strings")
     if any(not isinstance(v, int) or isinstance(v, bool) for v in patch.raise_max.values()):
         raise InvalidInputError("register values must be integers")
+    for name, value in patch.set_fields.items():
+        try:
+            pack(value)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InvalidInputError(
+                f"field {name!r} cannot be stored: {exc}",
+                hint="Values are None, bool, int, float, str, bytes, lists and str-keyed dicts.",
+            ) from exc
 
 
 def _token(spec: TreeSpec, prefix: str, last: bytes) -> str:

@@ -88,7 +88,7 @@ def test_a_corrupted_archive_is_refused_before_anything_is_written(tmp_path):
     variants = {
         "flipped": data[:40] + bytes([data[40] ^ 0xFF]) + data[41:],
         "truncated": data[: len(data) // 2],
-        "magic": b"XXXXXXXX" + data[8:],
+        "magic": b"NOTARCHV" + data[8:],
         "empty": b"",
     }
     with Store.open(tmp_path / "fresh") as fresh:

@@ -28,8 +28,15 @@ def test_put_then_get_returns_the_value_with_a_version(store):
     assert store.get(STRUCTURAL, file_key("r", "missing.py")) is None
 
 
+def test_values_of_unstorable_types_are_refused(store):
+    for bad in ({1, 2}, object(), 2**70):
+        with pytest.raises(InvalidInputError):
+            store.put(STRUCTURAL, file_key("r", "a"), bad)
+    assert store.last_seq() == 0
+
+
 def test_values_keep_their_types_exactly(store):
-    value = {"n": 3, "f": 1.5, "b": True, "s": "x", "raw": b"\x00\x01", "l": [1, None]}
+    value = {"n": 3, "f": 1.5, "b": True, "s": "x", "raw": b"\x00\x01", "l": [1, None], "m": {1: 2}}
     store.put(STRUCTURAL, file_key("r", "t"), value)
     assert store.get(STRUCTURAL, file_key("r", "t")).value == value
 
@@ -62,6 +69,8 @@ def test_reserved_or_malformed_field_names_are_refused(store):
         DocPatch(set_fields={"a\x1fb": 1}),
         DocPatch(add={"tags": "abc"}),
         DocPatch(raise_max={"fence": "7"}),
+        DocPatch(set_fields={"title": {1, 2}}),
+        DocPatch(set_fields={"n": 2**70}),
     ):
         with pytest.raises(InvalidInputError):
             store.merge_fields(MEMORY, mem_key("r", "t", "1"), patch)
