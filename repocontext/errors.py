@@ -21,6 +21,7 @@ codes; nothing below them ever returns an error value instead of raising.
     │   ├── StoreUnavailableError         store.unavailable
     │   ├── ArchiveCorruptError           archive.corrupt
     │   └── ArchiveEmptyRefusedError      archive.empty_refused
+    ├── UnsupportedLanguageError          index.unsupported_language
     ├── NotFoundError                     repo.not_found
     ├── RepoConflictError                 repo.conflict
     └── PathError                         path.error
@@ -55,6 +56,7 @@ __all__ = [
     "StoreReadOnlyError",
     "StoreUnavailableError",
     "UnknownTreeError",
+    "UnsupportedLanguageError",
     "ValueTooLargeError",
 ]
 
@@ -85,6 +87,21 @@ class InvalidInputError(RepoContextError):
     """A parameter is malformed or out of range."""
 
     code = "input.invalid"
+
+
+class UnsupportedLanguageError(RepoContextError):
+    """The indexer has no grammar for a language id.
+
+    Attributes:
+        language: The language id that was asked for.
+    """
+
+    code = "index.unsupported_language"
+    default_hint = "Use a language from repocontext.index.languages.LANGUAGES."
+
+    def __init__(self, language: str, *, hint: str | None = None) -> None:
+        super().__init__(f"No outline grammar for language {language!r}.", hint=hint)
+        self.language = language
 
 
 class NotFoundError(RepoContextError):

@@ -38,8 +38,8 @@ def run(settings: Settings, *, notify: Callable[[str], None]) -> None:
     with Workspace.open(settings) as workspace:
         workspace.start_background()
         if settings.repo is not None:
-            info = workspace.register_repo(settings.repo)
-            notify(f"registered repository {info.repo_id!r} at {info.root}")
+            status = workspace.bootstrap(settings.repo)
+            notify(f"indexing repository {status.repo_id!r} in the background")
         server = build_server(workspace, settings)
         if settings.transport == "http":
             _run_http(workspace, server, settings, notify)

@@ -24,11 +24,15 @@ from typing import Final, Literal
 from repocontext.errors import (
     DangerousRootError,
     InvalidInputError,
+    NotFoundError,
     NoWorkspaceRootError,
     PathNotFoundError,
     PathOutsideWorkspaceError,
     RepoConflictError,
 )
+from repocontext.index.job import ProgressFn
+from repocontext.index.service import IndexService, IndexStatus
+from repocontext.index.walk import DEFAULT_MAX_FILE_BYTES, WalkOptions
 from repocontext.settings import Settings
 from repocontext.store import (
     STRUCTURAL,
@@ -135,6 +139,8 @@ class Workspace:
         self._store = store
         self._clock = clock
         self._sweeper: Sweeper | None = None
+        self.index = IndexService(store, clock)
+        """Index jobs and views (outline, related, changed) over this workspace's store."""
 
     @classmethod
     def open(
@@ -162,6 +168,11 @@ class Workspace:
             self._sweeper.stop()
             self._sweeper = None
         self._store.close()
+
+    @property
+    def store(self) -> Store:
+        """The store every view reads (the same one the index writes)."""
+        return self._store
 
     def start_background(self, *, sweep_interval_seconds: float = 60.0) -> None:
         """Start the TTL sweeper (expired records become tombstones, old ones are compacted)."""
@@ -209,6 +220,57 @@ class Workspace:
             "vectors": 0,
         }
         return _repo_info(repo_id, self._store.put(STRUCTURAL, key, value))
+
+    def bootstrap(
+        self,
+        root: Path,
+        repo_id: str | None = None,
+        options: WalkOptions | None = None,
+        *,
+        background: bool = True,
+        on_progress: ProgressFn | None = None,
+    ) -> IndexStatus:
+        """Register ``root`` (if needed) and index it; in the background unless told otherwise.
+
+        The filters in ``options`` are kept with the repository and reused by later runs
+        and by drift detection.
+
+        Raises:
+            NoWorkspaceRootError: The workspace has no root to check paths against.
+            DangerousRootError: The path is the filesystem root or the home directory.
+            PathOutsideWorkspaceError: The path resolves outside the workspace root.
+            PathNotFoundError: The path is not an existing directory.
+            RepoConflictError: The id is registered for another directory.
+        """
+        info = self.register_repo(root, repo_id)
+        options = options or WalkOptions()
+        key = repo_key(info.repo_id)
+        record = self._store.get(STRUCTURAL, key)
+        value = dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+        filters = _filters_value(options)
+        if value.get("filters") != filters:
+            value["filters"] = filters
+            self._store.put(STRUCTURAL, key, value)
+        root_path = Path(info.root)
+        if background:
+            return self.index.start(info.repo_id, root_path, options)
+        return self.index.run(info.repo_id, root_path, options, on_progress)
+
+    def reindex(self, repo_id: str, *, background: bool = True) -> IndexStatus:
+        """Index a registered repository again with its stored filters.
+
+        Raises:
+            NotFoundError: No repository ``repo_id`` is registered.
+        """
+        info = self.get_repo(repo_id)
+        if info is None:
+            raise NotFoundError(f"no repository {repo_id!r} is registered")
+        record = self._store.get(STRUCTURAL, repo_key(repo_id))
+        stored = record.value if record is not None and isinstance(record.value, dict) else {}
+        options = _filters_options(stored.get("filters"))
+        if background:
+            return self.index.start(repo_id, Path(info.root), options)
+        return self.index.run(repo_id, Path(info.root), options)
 
     def get_repo(self, repo_id: str) -> RepoInfo | None:
         """Return the registered repository ``repo_id``, or ``None``.
@@ -283,6 +345,28 @@ class Workspace:
                 start = key + "\x00"
             else:
                 start = f"{head}/{encoded_id}0"  # '0' sorts right after '/'
+
+
+def _filters_value(options: WalkOptions) -> dict[str, Value]:
+    return {
+        "includeGlobs": list(options.include_globs),
+        "excludeGlobs": list(options.exclude_globs),
+        "respectGitignore": options.respect_gitignore,
+        "excludeBinary": options.exclude_binary,
+        "maxFileBytes": options.max_file_bytes,
+    }
+
+
+def _filters_options(value: object) -> WalkOptions:
+    if not isinstance(value, dict):
+        return WalkOptions()
+    return WalkOptions(
+        include_globs=tuple(str(g) for g in value.get("includeGlobs") or ()),
+        exclude_globs=tuple(str(g) for g in value.get("excludeGlobs") or ()),
+        respect_gitignore=bool(value.get("respectGitignore", True)),
+        exclude_binary=bool(value.get("excludeBinary", True)),
+        max_file_bytes=int(value.get("maxFileBytes") or DEFAULT_MAX_FILE_BYTES),
+    )
 
 
 def _check_repo_id(repo_id: str) -> str:

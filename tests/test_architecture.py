@@ -10,6 +10,7 @@ PACKAGES = ("repocontext", "lattice_runtime")
 LAYERS = {
     "repocontext.errors": 0,
     "repocontext.testing": 0,
+    "repocontext.tokens": 0,
     "repocontext.store": 1,
     "repocontext.index": 2,
     "repocontext.memory": 2,
@@ -18,6 +19,7 @@ LAYERS = {
     "repocontext.pack": 4,
     "repocontext.settings": 5,
     "repocontext.workspace": 5,
+    "repocontext.entries": 5,
     "repocontext.mcp": 6,
     "repocontext.http": 6,
     "repocontext.server": 7,

@@ -13,7 +13,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 @pytest.mark.anyio
 async def test_every_tool_is_documented(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, enable_writes=True)
+    settings = Settings(data_dir=tmp_path, enable_writes=True, workspace_root=tmp_path)
     with Workspace.open(settings) as ws:
         tools = await build_server(ws, settings).list_tools()
     text = (DOCS / "tools.md").read_text()

@@ -13,6 +13,7 @@ import typer
 from pydantic import ValidationError
 
 from repocontext.cli._doctor import doctor_report, render_text
+from repocontext.cli._index import register as register_index_commands
 from repocontext.errors import RepoContextError
 from repocontext.server import run
 from repocontext.settings import Settings
@@ -132,6 +133,9 @@ def doctor(
     with _fail_cleanly():
         report = doctor_report(build_settings(data_dir=data_dir))
         typer.echo(json.dumps(report, indent=2) if as_json else render_text(report))
+
+
+register_index_commands(app, build_settings, _fail_cleanly)
 
 
 def _notify(message: str) -> None:

@@ -9,7 +9,9 @@ from typing import Final
 from mcp.server.mcpserver import MCPServer
 
 from repocontext.mcp._gate import ToolSpec
+from repocontext.mcp.entries import entry_tools
 from repocontext.mcp.health import health_tool
+from repocontext.mcp.index import index_tools
 from repocontext.mcp.repos import list_repos_tool
 from repocontext.settings import Settings
 from repocontext.workspace import Workspace
@@ -18,9 +20,11 @@ __all__ = ["SERVER_NAME", "TOOLS", "build_server"]
 
 SERVER_NAME: Final = "repocontext"
 
-TOOLS: Final[tuple[Callable[[Workspace], ToolSpec], ...]] = (
+TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     health_tool,
     list_repos_tool,
+    index_tools,
+    entry_tools,
 )
 """Every tool factory, in the order tools are listed to clients."""
 
@@ -42,9 +46,8 @@ def build_server(workspace: Workspace, settings: Settings) -> MCPServer:
         instructions=INSTRUCTIONS,
         version=_version(),
     )
-    for factory in TOOLS:
-        spec = factory(workspace)
-        if spec.writes and not settings.enable_writes:
+    for spec in _specs(workspace):
+        if spec.writes and not (settings.enable_writes and settings.workspace_root):
             continue
         server.add_tool(
             spec.fn,
@@ -54,6 +57,14 @@ def build_server(workspace: Workspace, settings: Settings) -> MCPServer:
             structured_output=True,
         )
     return server
+
+
+def _specs(workspace: Workspace) -> list[ToolSpec]:
+    specs: list[ToolSpec] = []
+    for factory in TOOLS:
+        made = factory(workspace)
+        specs += made if isinstance(made, list) else [made]
+    return specs
 
 
 def _version() -> str:

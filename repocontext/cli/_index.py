@@ -1,0 +1,213 @@
+"""Index commands: ``index``, ``status``, ``outline``, ``related``, ``changed``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from repocontext.errors import InvalidInputError
+from repocontext.index.job import IndexProgress
+from repocontext.index.walk import WalkOptions
+from repocontext.settings import Settings
+from repocontext.workspace import Workspace
+
+__all__ = ["register"]
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Store directory (env REPOCONTEXT_DATA_DIR).")
+]
+RepoIdOption = Annotated[
+    str | None,
+    typer.Option("--repo-id", help="Repository id; default: the only registered one."),
+]
+
+
+def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
+    """Add the index commands to ``app``."""
+
+    @app.command()
+    def index(
+        path: Annotated[Path, typer.Argument(help="Repository directory to index.")],
+        repo_id: Annotated[
+            str | None, typer.Option("--repo-id", help="Id to register it under.")
+        ] = None,
+        include: Annotated[
+            list[str] | None, typer.Option(help="Only paths matching (repeatable).")
+        ] = None,
+        exclude: Annotated[
+            list[str] | None, typer.Option(help="Skip paths matching (repeatable).")
+        ] = None,
+        data_dir: DataDir = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Index a repository in the foreground, with a progress bar (incremental on reruns)."""
+        with fail_cleanly():
+            root = path.expanduser().resolve()
+            settings = settings_for(data_dir=data_dir, workspace_root=root)
+            options = WalkOptions(
+                include_globs=tuple(include or ()), exclude_globs=tuple(exclude or ())
+            )
+            with Workspace.open(settings) as workspace:
+                if as_json:
+                    status = workspace.bootstrap(root, repo_id, options, background=False)
+                else:
+                    with _ProgressBar() as bar:
+                        status = workspace.bootstrap(
+                            root, repo_id, options, background=False, on_progress=bar.update
+                        )
+            _emit(dataclasses.asdict(status), as_json, _status_text)
+
+    @app.command()
+    def status(
+        repo_id: RepoIdOption = None, data_dir: DataDir = None, as_json: JsonOption = False
+    ) -> None:
+        """Show the last or current index run of a repository."""
+        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
+            report = workspace.index.status(_pick(workspace, repo_id))
+            _emit(dataclasses.asdict(report), as_json, _status_text)
+
+    @app.command()
+    def outline(
+        path: Annotated[str, typer.Argument(help="File path relative to the repository root.")],
+        repo_id: RepoIdOption = None,
+        data_dir: DataDir = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Print a file's symbols from the index."""
+        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
+            view = workspace.index.outline(_pick(workspace, repo_id), path)
+            _emit(dataclasses.asdict(view), as_json, _outline_text)
+
+    @app.command()
+    def related(
+        path: Annotated[str, typer.Argument(help="File path relative to the repository root.")],
+        repo_id: RepoIdOption = None,
+        data_dir: DataDir = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Print a file's imports, references, dependents and covering tests."""
+        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
+            view = workspace.index.related(_pick(workspace, repo_id), path)
+            _emit(dataclasses.asdict(view), as_json, _related_text)
+
+    @app.command()
+    def changed(
+        path: Annotated[str | None, typer.Argument(help="Limit to this file or directory.")] = None,
+        repo_id: RepoIdOption = None,
+        data_dir: DataDir = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Print what changed on disk since the last index run, and what it impacts."""
+        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
+            report = workspace.index.changed(_pick(workspace, repo_id), path)
+            _emit(dataclasses.asdict(report), as_json, _changed_text)
+
+
+class _ProgressBar:
+    def __init__(self) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._progress.add_task("walking", total=None)
+
+    def __enter__(self) -> _ProgressBar:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def update(self, progress: IndexProgress, done: int, total: int) -> None:
+        self._progress.update(self._task, description=progress.phase, completed=done, total=total)
+
+
+class _workspace:
+    def __init__(self, settings_for: Any, data_dir: Path | None) -> None:
+        settings: Settings = settings_for(data_dir=data_dir)
+        self._workspace = Workspace.open(settings, read_only=False)
+
+    def __enter__(self) -> Workspace:
+        return self._workspace
+
+    def __exit__(self, *exc: object) -> None:
+        self._workspace.close()
+
+
+def _pick(workspace: Workspace, repo_id: str | None) -> str:
+    if repo_id:
+        return repo_id
+    repos = workspace.list_repos()
+    if len(repos) == 1:
+        return repos[0].repo_id
+    raise InvalidInputError(
+        "pass --repo-id: "
+        + (
+            "no repository is registered"
+            if not repos
+            else f"{len(repos)} repositories are registered"
+        ),
+        hint="List them with `repocontext doctor` or index one with `repocontext index PATH`.",
+    )
+
+
+def _emit(value: dict[str, Any], as_json: bool, text: Any) -> None:
+    typer.echo(json.dumps(value, indent=2, default=str) if as_json else text(value))
+
+
+def _status_text(status: dict[str, Any]) -> str:
+    counters = status.get("counters") or {}
+    lines = [
+        f"{status['repo_id']}: {status['status']} (phase {status.get('phase')}, "
+        f"attempt {status.get('attempt')}, {status.get('elapsed_ms')} ms)"
+    ]
+    lines += [f"  {name}: {value}" for name, value in counters.items()]
+    if status.get("error"):
+        lines.append(f"  error: {status['error']}")
+    return "\n".join(lines)
+
+
+def _outline_text(view: dict[str, Any]) -> str:
+    if not view["exists"]:
+        return "not indexed"
+    lines = [f"{view['language']} · {view['token_count']} tokens"]
+
+    def walk(symbols: list[dict[str, Any]], depth: int) -> None:
+        for s in symbols:
+            lines.append(
+                f"{'  ' * depth}{s['kind']} {s['name']}  "
+                f"L{s['startLine']}-{s['endLine']}  {s['fullyQualifiedName']}"
+            )
+            walk(s.get("children") or [], depth + 1)
+
+    walk(view["symbols"], 0)
+    return "\n".join(lines)
+
+
+def _related_text(view: dict[str, Any]) -> str:
+    if not view["exists"]:
+        return "not indexed"
+    lines: list[str] = []
+    for section in ("imports", "references", "dependents", "covering_tests"):
+        lines.append(f"{section}:")
+        lines += [f"  {link['path']}  ({link['reason']})" for link in view[section]]
+    return "\n".join(lines)
+
+
+def _changed_text(report: dict[str, Any]) -> str:
+    lines = [f"checked {report['checked_files']} files in {report['elapsed_ms']} ms"]
+    for section in ("added", "updated", "removed"):
+        lines += [f"{section[0].upper()} {path}" for path in report[section]]
+    lines += [f"impacted {item['path']}  ({item['reason']})" for item in report["impacted"]]
+    return "\n".join(lines)

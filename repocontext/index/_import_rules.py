@@ -1,0 +1,309 @@
+"""Per-language import resolution rules behind :func:`repocontext.index.resolve.resolve_imports`.
+
+Each rule maps (importing path, import, repository files, importing language) to hits: (target
+path, reason, names). Rules only look paths up in the precomputed indexes of ``RepoFiles``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Final
+
+from repocontext.index.model import ImportRef
+
+if TYPE_CHECKING:
+    from repocontext.index.resolve import RepoFiles
+
+TS_EXTENSION_ORDER: Final = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+JS_EXTENSION_ORDER: Final = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".d.ts", ".mts", ".cts")
+# A TypeScript ESM import names the compiled file (./x.js) of its source (./x.ts).
+_JS_TO_TS: Final = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
+
+Hit = tuple[str, str, tuple[str, ...]]
+Rule = Callable[[str, ImportRef, "RepoFiles", str], list[Hit]]
+
+
+def _python(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    written = "." * ref.level + ref.spec
+    if ref.level:
+        package = _parent(_dir(path), ref.level - 1)
+        roots: Iterable[str] = () if package is None else (package,)
+    else:
+        roots = files.python_roots.get(_dir(path), ("", "src"))
+    module = ref.spec.replace(".", "/")
+    first = module.partition("/")[0]
+    names = [n for n in ref.names if n != "*"]
+    for root in roots:
+        if not ref.level and _join(root, first) not in files.python_prefixes:
+            continue  # cheap rejection of stdlib and third-party imports
+        key = _join(root, module)
+        hits: list[Hit] = []
+        leftover: list[str] = []
+        for name in names:
+            target = files.python_modules.get(_join(key, name))
+            if target is None:
+                leftover.append(name)
+            else:
+                sep = "" if written.endswith(".") else "."
+                hits.append((target, f"python import {written}{sep}{name}", ()))
+        base = files.python_modules.get(key)
+        if base is not None and (leftover or not names):
+            hits.append((base, f"python import {written}", tuple(leftover)))
+        if hits:
+            return hits
+    return []
+
+
+def _js(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    spec = ref.spec
+    if not (spec in (".", "..") or spec.startswith(("./", "../"))):
+        return []
+    base = _normalize(_join(_dir(path), spec))
+    if base is None:
+        return []
+    order = JS_EXTENSION_ORDER if language == "javascript" else TS_EXTENSION_ORDER
+    found = _first(files, _js_candidates(base, order))
+    if found is None:
+        return []
+    arrow = "" if found == base else f" -> {_base(found)}"
+    return [(found, f"js {spec}{arrow}", tuple(n for n in ref.names if n != "*"))]
+
+
+def _js_candidates(base: str, order: tuple[str, ...]) -> Iterator[str]:
+    """The specifier as written, its TypeScript source, then extensions, then index files."""
+    yield base
+    stem, ext = posixpath.splitext(base)
+    yield from (stem + swapped for swapped in _JS_TO_TS.get(ext, ()))
+    yield from (base + extension for extension in order)
+    index = _join(base, "index")
+    yield from (index + extension for extension in order)
+
+
+def _go(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    module = files.go_module
+    if module is None or not (ref.spec == module or ref.spec.startswith(module + "/")):
+        return []
+    reason = f"go package {ref.spec}"
+    return [(f, reason, ()) for f in files.go_packages.get(ref.spec[len(module) + 1 :], ())]
+
+
+def _rust_mod(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    base = _join(_rust_children(path), ref.spec)
+    found = _first(files, (base + ".rs", base + "/mod.rs"))
+    return [] if found is None else [(found, f"rust mod {ref.spec}", ())]
+
+
+def _rust_use(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    anchor = _rust_anchor(path, _rust_path(ref.spec))
+    if anchor is None:
+        return []
+    directory, rest = anchor
+    # `use a::{b::C, d}` arrives as spec `a` with names `b::C`, `d`: each extends the path.
+    tails = [tail for tail in map(_rust_path, ref.names) if tail] or [[]]
+    hits: list[Hit] = []
+    for tail in tails:
+        found = _rust_longest(files, directory, [*rest, *tail])
+        if found is not None and found not in (hit[0] for hit in hits):
+            hits.append((found, f"rust use {ref.spec}", ()))
+    return hits
+
+
+def _rust_path(text: str) -> list[str]:
+    """``a::b as c`` -> ``[a, b]``, dropping globs and ``self``."""
+    segments = (s.strip() for s in text.split(" as ")[0].split("::"))
+    return [s for s in segments if s not in ("", "*", "self")]
+
+
+def _rust_longest(files: RepoFiles, directory: str, wanted: list[str]) -> str | None:
+    """The file of the longest module prefix of ``wanted`` below ``directory``."""
+    for k in range(len(wanted), 0, -1):
+        base = _join(directory, "/".join(wanted[:k]))
+        found = _first(files, (base + ".rs", base + "/mod.rs"))
+        if found is not None:
+            return found
+    return None
+
+
+def _java(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    spec = ref.spec.removeprefix("static ").strip()
+    reason = f"java import {spec}"
+    if spec.endswith(".*") or "*" in ref.names:
+        spec = spec.removesuffix(".*")
+        members = files.java_packages.get(spec, ())
+        if members:
+            return [(m, f"java import {spec}.*", ()) for m in members]
+        # else a static wildcard: the members of class a.b.C
+    parts = spec.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        package, name = ".".join(parts[:i]), parts[i]
+        found = files.java_classes.get((package, name)) or _unique_suffix(
+            files, "/".join(parts[: i + 1]) + ".java"
+        )
+        if found is not None:
+            return [(found, reason, ())]
+    return []
+
+
+def _csharp(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    spec = ref.spec.rpartition("=")[2].strip().removeprefix("static ").strip()
+    reason = f"csharp using {spec}"
+    members = files.csharp_namespaces.get(spec)
+    if members:
+        return [(m, reason, ()) for m in members]
+    namespace, _, type_name = spec.rpartition(".")  # using static / alias of a type
+    return [
+        (m, reason, ()) for m in files.csharp_namespaces.get(namespace, ()) if stem(m) == type_name
+    ]
+
+
+def _c_include(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    if ref.system:
+        return []
+    spec = ref.spec.strip('"<> ')
+    local = _normalize(_join(_dir(path), spec))
+    tail = posixpath.normpath(spec)
+    while tail.startswith("../"):
+        tail = tail[3:]
+    found = local if local in files.paths else _unique_suffix(files, tail)
+    return [] if found is None else [(found, f'c include "{spec}"', ())]
+
+
+def _ruby_require(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    name = ref.spec if ref.spec.endswith(".rb") else ref.spec + ".rb"
+    lib_dirs = (_join(a, "lib") for a in (*_ancestors(_dir(path)), ""))
+    found = _first(files, (*(_join(d, name) for d in lib_dirs), name))
+    return [] if found is None else [(found, f"ruby require {ref.spec}", ())]
+
+
+def _ruby_require_relative(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    base = _normalize(_join(_dir(path), ref.spec))
+    if base is None:
+        return []
+    found = _first(files, (base if base.endswith(".rb") else base + ".rb",))
+    return [] if found is None else [(found, f"ruby require_relative {ref.spec}", ())]
+
+
+RULES: Final[dict[str, Rule]] = {
+    "python": _python,
+    "js": _js,
+    "go": _go,
+    "rust_mod": _rust_mod,
+    "rust_use": _rust_use,
+    "java": _java,
+    "csharp": _csharp,
+    "c_include": _c_include,
+    "ruby_require": _ruby_require,
+    "ruby_require_relative": _ruby_require_relative,
+}
+
+
+def _dir(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _base(path: str) -> str:
+    return path.rpartition("/")[2]
+
+
+def _join(head: str, tail: str) -> str:
+    return f"{head}/{tail}" if head and tail else head or tail
+
+
+def stem(path: str) -> str:
+    return posixpath.splitext(_base(path))[0]
+
+
+def _normalize(path: str) -> str | None:
+    """Normalize a joined path; ``None`` when it leaves the repository."""
+    normal = posixpath.normpath(path) if path else "."
+    if normal == ".." or normal.startswith(("../", "/")):
+        return None
+    return "" if normal == "." else normal
+
+
+def _ancestors(directory: str) -> Iterator[str]:
+    """The directory and its parents, nearest first, without the root."""
+    while directory:
+        yield directory
+        directory = _dir(directory)
+
+
+def _parent(directory: str, levels: int) -> str | None:
+    parts = directory.split("/") if directory else []
+    return None if levels > len(parts) else "/".join(parts[: len(parts) - levels])
+
+
+def _first(files: RepoFiles, candidates: Iterable[str]) -> str | None:
+    return next((c for c in candidates if c in files.paths), None)
+
+
+def _unique_suffix(files: RepoFiles, suffix: str) -> str | None:
+    """The one path equal to or ending in ``/suffix``, if exactly one does."""
+    named = files.by_basename.get(_base(suffix), ())
+    matches = [p for p in named if p == suffix or p.endswith("/" + suffix)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def python_prefixes(modules: Iterable[str]) -> frozenset[str]:
+    """Every module key and every directory above one (``a/b/c`` -> ``a``, ``a/b``, ``a/b/c``)."""
+    prefixes: set[str] = set()
+    for key in modules:
+        while key and key not in prefixes:
+            prefixes.add(key)
+            key = _dir(key)
+    return frozenset(prefixes)
+
+
+def python_roots(modules: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
+    """Where absolute imports from each directory holding Python files may start.
+
+    The root, ``src/``, then the importer's directories that are not packages, nearest first
+    (the script directory on ``sys.path``, as pytest's rootdir-less insertion does); inside a
+    package Python 3 has no implicit relative imports.
+    """
+    packages = {key for key, path in modules.items() if _base(path).startswith("__init__.")}
+    directories = {_dir(path) for path in modules.values()}
+    return {
+        d: tuple(dict.fromkeys(("", "src", *(a for a in _ancestors(d) if a not in packages))))
+        for d in directories
+    }
+
+
+def python_modules(paths: Iterable[str]) -> dict[str, str]:
+    ranked: dict[str, tuple[int, str]] = {}
+    for path in paths:
+        stem, ext = posixpath.splitext(path)
+        if ext not in (".py", ".pyi"):
+            continue
+        package = _base(stem) == "__init__"
+        key = _dir(stem) if package else stem
+        rank = (0 if package else 2) + (ext == ".pyi")
+        if key not in ranked or (rank, path) < ranked[key]:
+            ranked[key] = (rank, path)
+    return {key: path for key, (_, path) in ranked.items()}
+
+
+def _rust_children(path: str) -> str:
+    """Directory holding the child modules of the module a Rust file defines."""
+    directory = _dir(path)
+    name = stem(path)
+    return directory if name in ("lib", "main", "mod") else _join(directory, name)
+
+
+def _rust_anchor(path: str, segments: list[str]) -> tuple[str, list[str]] | None:
+    """Directory a ``use`` path starts from, and the segments left to resolve."""
+    if not segments:
+        return None
+    if segments[0] == "crate":
+        parts = _dir(path).split("/")
+        root = len(parts) - parts[::-1].index("src") if "src" in parts else len(parts)
+        return "/".join(parts[:root]), segments[1:]
+    # `self::` was dropped by _rust_path: it and a bare first segment start at this module.
+    directory, i = _rust_children(path), 0
+    while i < len(segments) and segments[i] == "super":
+        if not directory:
+            return None
+        directory = _dir(directory)
+        i += 1
+    return directory, segments[i:]

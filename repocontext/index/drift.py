@@ -1,0 +1,139 @@
+"""Drift: what changed in the working tree since the index was built (read-only).
+
+Stat first (size, mtime_ns, inode equal to the node's: unchanged, not read), then digest
+(the git blob id of the bytes against the node's). The impacted set is every dependent and
+covering test of a changed or removed file, from the stored reverse projection.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
+from repocontext.index.fingerprint import git_blob_id
+from repocontext.index.nodes import stat_matches
+from repocontext.index.walk import WalkOptions, walk
+from repocontext.store import XREF, Store
+from repocontext.store.keys import xref_key
+
+__all__ = ["DriftReport", "ImpactedFile", "detect_drift", "scope_prefix"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImpactedFile:
+    """A file affected by a change, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DriftReport:
+    """Result of :func:`detect_drift`.
+
+    Attributes:
+        added: Files on disk without a node.
+        updated: Files whose bytes differ from their node's digest.
+        removed: Nodes without a file on disk.
+        impacted: Dependents and covering tests of the changes (changed files excluded).
+        checked_files: Files compared.
+        elapsed_ms: Wall time of the comparison.
+    """
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    impacted: list[ImpactedFile] = field(default_factory=list)
+    checked_files: int = 0
+    elapsed_ms: int = 0
+
+
+def scope_prefix(root: Path, scope: str | None) -> str:
+    """Turn a caller's scope path into a repository-relative prefix ("" for everything).
+
+    Raises:
+        PathOutsideWorkspaceError: The scope resolves outside the indexed root.
+        InvalidInputError: The scope is not a usable path.
+    """
+    if not scope or scope in (".", "./"):
+        return ""
+    if "\x00" in scope:
+        raise InvalidInputError("the scope path holds a NUL byte")
+    candidate = Path(scope)
+    full = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    if not full.is_relative_to(root):
+        raise PathOutsideWorkspaceError(
+            f"scope {scope!r} resolves outside the indexed root {root}",
+            hint="Pass a path inside the repository, relative to its root.",
+        )
+    rel = full.relative_to(root).as_posix()
+    if rel == ".":
+        return ""
+    return rel + "/" if full.is_dir() else rel
+
+
+def detect_drift(
+    store: Store,
+    repo_id: str,
+    root: Path,
+    nodes: dict[str, dict[str, Any]],
+    *,
+    scope: str | None = None,
+    options: WalkOptions | None = None,
+) -> DriftReport:
+    """Compare the working tree under ``scope`` with the stored file nodes.
+
+    Raises:
+        PathOutsideWorkspaceError: The scope resolves outside the indexed root.
+    """
+    started = time.perf_counter()
+    prefix = scope_prefix(root, scope)
+    result = walk(root, options)
+    entries = [e for e in result.entries if e.path.startswith(prefix)]
+    added: list[str] = []
+    updated: list[str] = []
+    for entry in entries:
+        node = nodes.get(entry.path)
+        if node is None:
+            added.append(entry.path)
+        elif not stat_matches(node, entry.size, entry.mtime_ns, entry.inode):
+            try:
+                blob = git_blob_id((root / entry.path).read_bytes())
+            except OSError:
+                continue
+            if blob != node.get("blobId"):
+                updated.append(entry.path)
+    on_disk = {e.path for e in entries}
+    removed = sorted(p for p in nodes if p.startswith(prefix) and p not in on_disk)
+    changed = set(added) | set(updated) | set(removed)
+    impacted = _impacted(store, repo_id, sorted(set(updated) | set(removed)), changed)
+    return DriftReport(
+        added=added,
+        updated=updated,
+        removed=removed,
+        impacted=impacted,
+        checked_files=len(entries),
+        elapsed_ms=int((time.perf_counter() - started) * 1000),
+    )
+
+
+def _impacted(
+    store: Store, repo_id: str, paths: list[str], changed: set[str]
+) -> list[ImpactedFile]:
+    found: dict[str, str] = {}
+    for path in paths:
+        record = store.get(XREF, xref_key(repo_id, f"in:{path}"))
+        value: dict[str, Any] = (
+            record.value if record is not None and isinstance(record.value, dict) else {}
+        )
+        # Covering tests first: a test that also imports the file is reported as covering it.
+        for link in value.get("coveringTests") or []:
+            if isinstance(link, dict):
+                found.setdefault(str(link["path"]), f"covers {path} ({link.get('reason')})")
+        for link in value.get("dependents") or []:
+            if isinstance(link, dict):
+                found.setdefault(str(link["path"]), f"depends on {path} ({link.get('reason')})")
+    return [ImpactedFile(p, reason) for p, reason in sorted(found.items()) if p not in changed]

@@ -1,0 +1,124 @@
+"""Per-file extraction: read, fingerprint, classify and parse one file.
+
+:func:`extract_file` is a plain function over picklable values so the job can run it in worker
+processes (tree-sitter's parse holds the GIL, so only processes use both cores).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from repocontext.errors import RepoContextError
+from repocontext.index.fingerprint import git_blob_id, is_binary
+from repocontext.index.languages import is_config_path, is_test_path, language_for
+from repocontext.index.model import FileOutline
+from repocontext.index.parser import parse_outline
+from repocontext.index.walk import WalkEntry
+from repocontext.tokens import DEFAULT_ENCODING, count_tokens
+
+__all__ = ["Extracted", "extract_file", "extract_many"]
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """What one file yielded.
+
+    Attributes:
+        entry: The walk entry (stat tuple) it came from.
+        blob_id: Git blob id of the bytes read, or ``None`` when unreadable.
+        language: Language id, or ``None`` for unknown languages.
+        binary: NUL byte in the first 8 KiB (no content, no outline).
+        is_test: Looks like a test file.
+        is_config: Looks like a configuration file.
+        text: Decoded content (``None`` for binary, oversized or unreadable files).
+        undecodable: The bytes were not valid UTF-8 (text holds replacement characters).
+        outline: The parsed outline, for known languages.
+        token_count: Exact BPE tokens of ``text`` (0 without text).
+        issue: Why the file could not be read or parsed, if it could not.
+    """
+
+    entry: WalkEntry
+    blob_id: str | None
+    language: str | None
+    binary: bool = False
+    is_test: bool = False
+    is_config: bool = False
+    text: str | None = None
+    undecodable: bool = False
+    outline: FileOutline | None = None
+    token_count: int = 0
+    issue: str | None = None
+
+
+def extract_file(root: str, entry: WalkEntry, encoding: str = DEFAULT_ENCODING) -> Extracted:
+    """Read and parse one file; failures are reported in ``issue``, never raised."""
+    path = entry.path
+    language = language_for(path)
+    flags = _Flags(is_test_path(path), is_config_path(path))
+    try:
+        data = (Path(root) / path).read_bytes()
+    except FileNotFoundError:
+        return Extracted(
+            entry,
+            None,
+            language,
+            issue="vanished",
+            is_test=flags.is_test,
+            is_config=flags.is_config,
+        )
+    except OSError as exc:
+        return Extracted(
+            entry,
+            None,
+            language,
+            issue=f"unreadable: {exc.strerror}",
+            is_test=flags.is_test,
+            is_config=flags.is_config,
+        )
+    blob = git_blob_id(data)
+    if entry.oversized or len(data) != entry.size:
+        entry = WalkEntry(path, len(data), entry.mtime_ns, entry.inode, entry.oversized)
+    if is_binary(data):
+        return Extracted(
+            entry, blob, language, binary=True, is_test=flags.is_test, is_config=flags.is_config
+        )
+    if entry.oversized:
+        return Extracted(entry, blob, language, is_test=flags.is_test, is_config=flags.is_config)
+    try:
+        text, undecodable = data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, undecodable = data.decode("utf-8", errors="replace"), True
+    outline: FileOutline | None = None
+    issue: str | None = None
+    if language is not None:
+        try:
+            outline = parse_outline(language, data, path)
+        except RepoContextError as exc:
+            issue = f"parse failed: {exc.message}"
+    return Extracted(
+        entry,
+        blob,
+        language,
+        False,
+        text=text,
+        undecodable=undecodable,
+        outline=outline,
+        token_count=count_tokens(text, encoding),
+        issue=issue,
+        is_test=flags.is_test,
+        is_config=flags.is_config,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Flags:
+    is_test: bool
+    is_config: bool
+
+
+def extract_many(
+    root: str, entries: list[WalkEntry], encoding: str = DEFAULT_ENCODING
+) -> list[Extracted]:
+    """Extract a chunk of files (the unit of work sent to a worker process)."""
+    return [extract_file(root, entry, encoding) for entry in entries]

@@ -1,0 +1,352 @@
+"""The index job: walk, read and parse what changed, write file nodes, rebuild projections.
+
+Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
+
+    running/walking -> running/parsing -> running/applying -> completed   (or failed)
+
+* Incremental: a file whose stat tuple (size, mtime_ns, inode) matches its node is not read;
+  one whose bytes hash to the stored blob id only gets its stat tuple refreshed.
+* Idempotent: a run over an unchanged tree writes nothing but its status.
+* Resumable: file nodes are committed in groups as they are parsed, and the repository
+  record carries ``projectionsDirty`` until the projections have been rebuilt, so a run
+  killed at any point is completed by the next one, which ends with the same records.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from itertools import repeat
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Final
+
+from repocontext.errors import RepoContextError
+from repocontext.index.extract import Extracted, extract_many
+from repocontext.index.fingerprint import git_index_blobs
+from repocontext.index.nodes import NODE_FORMAT, file_node, stat_matches, touched_node
+from repocontext.index.projection import apply_projections, compute_projections
+from repocontext.index.walk import WalkEntry, WalkOptions, WalkResult, walk
+from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, Batch, Clock, Store, Value
+from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
+from repocontext.tokens import DEFAULT_ENCODING
+
+__all__ = ["IndexJob", "IndexProgress", "load_file_nodes"]
+
+CHUNK: Final = 48
+PARALLEL_THRESHOLD: Final = 96
+COMMIT_EVERY: Final = 400
+STATUS_INTERVAL_S: Final = 0.5
+
+
+@dataclass
+class IndexProgress:
+    """Live counters of a run (also what ``index_status`` reports)."""
+
+    phase: str = "walking"
+    files_seen: int = 0
+    files_unchanged: int = 0
+    files_read: int = 0
+    files_added: int = 0
+    files_updated: int = 0
+    files_touched: int = 0
+    files_removed: int = 0
+    files_skipped: int = 0
+    symbols: int = 0
+    projection_writes: int = 0
+    projection_deletes: int = 0
+    issues: list[Value] = field(default_factory=list)
+
+    def counters(self) -> dict[str, Value]:
+        """Return the counters as the wire dict."""
+        return {
+            "filesSeen": self.files_seen,
+            "filesUnchanged": self.files_unchanged,
+            "filesRead": self.files_read,
+            "filesAdded": self.files_added,
+            "filesUpdated": self.files_updated,
+            "filesTouched": self.files_touched,
+            "filesRemoved": self.files_removed,
+            "filesSkipped": self.files_skipped,
+            "symbols": self.symbols,
+            "projectionWrites": self.projection_writes,
+            "projectionDeletes": self.projection_deletes,
+            "chunks": 0,
+        }
+
+
+ProgressFn = Callable[[IndexProgress, int, int], None]
+"""Called with the progress, items done and items total of the current phase."""
+
+
+class IndexJob:
+    """One indexing pass over one registered repository."""
+
+    def __init__(
+        self,
+        store: Store,
+        repo_id: str,
+        root: Path,
+        options: WalkOptions,
+        *,
+        clock: Clock,
+        workers: int = 2,
+        encoding: str = DEFAULT_ENCODING,
+        on_progress: ProgressFn | None = None,
+    ) -> None:
+        """Prepare a pass; :meth:`run` executes it in the calling thread."""
+        self.store = store
+        self.repo_id = repo_id
+        self.root = root
+        self.options = options
+        self.clock = clock
+        self.workers = workers
+        self.encoding = encoding
+        self.progress = IndexProgress()
+        self._on_progress = on_progress
+        self._last_status = 0.0
+        self._started = 0.0
+        self._attempt = 0
+
+    def begin(self) -> None:
+        """Record the run as started (``running``/``walking``, next attempt number)."""
+        self._started = self.clock.now()
+        self._attempt = int(self._repo().get("index", {}).get("attempt", 0)) + 1
+        self._status("running", force=True)
+
+    def run(self) -> IndexProgress:
+        """Run the pass to completion, recording status as it goes.
+
+        Raises:
+            RepoContextError: The pass failed (the status records the error first).
+        """
+        if not self._attempt:
+            self.begin()
+        try:
+            result = walk(self.root, self.options)
+            self.progress.files_skipped = len(result.issues)
+            self.progress.issues = [{"path": i.path, "reason": i.reason} for i in result.issues]
+            changed = self._ingest(result)
+            if changed or self._repo().get("projectionsDirty"):
+                self._project()
+            self._finish(result, changed)
+        except RepoContextError as exc:
+            self._status("failed", error={"code": exc.code, "message": exc.message}, force=True)
+            raise
+        except Exception as exc:
+            error: dict[str, Value] = {
+                "code": "index.failed",
+                "message": f"{type(exc).__name__}: {exc}",
+            }
+            self._status("failed", error=error, force=True)
+            raise
+        return self.progress
+
+    # -- phases ------------------------------------------------------------------------
+
+    def _ingest(self, result: WalkResult) -> bool:
+        progress = self.progress
+        progress.phase = "parsing"
+        stored = load_file_nodes(self.store, self.repo_id)
+        progress.files_seen = len(result.entries)
+        todo = [
+            e
+            for e in result.entries
+            if not (
+                (node := stored.get(e.path)) and stat_matches(node, e.size, e.mtime_ns, e.inode)
+            )
+        ]
+        progress.files_unchanged = len(result.entries) - len(todo)
+        removed = sorted(stored.keys() - {e.path for e in result.entries})
+        if not todo and not removed:
+            return False
+        self._mark_dirty()
+        index_blobs = git_index_blobs(self.root) if result.git else {}
+        changed = False
+        with self.store.batch(commit_every=COMMIT_EVERY) as batch:
+            for item in self._extract(todo):
+                changed |= self._apply_file(batch, item, stored.get(item.entry.path), index_blobs)
+                self._tick(progress.files_read, len(todo))
+            for path in removed:
+                self._remove(batch, path)
+                changed = True
+        return changed
+
+    def _apply_file(
+        self,
+        batch: Batch,
+        item: Extracted,
+        old: Mapping[str, Any] | None,
+        index_blobs: Mapping[str, str],
+    ) -> bool:
+        progress = self.progress
+        progress.files_read += 1
+        path = item.entry.path
+        if item.blob_id is None:  # vanished or unreadable since the walk
+            progress.files_skipped += 1
+            progress.issues.append({"path": path, "reason": item.issue or "unreadable"})
+            if old is not None:
+                self._remove(batch, path)
+                return True
+            return False
+        if item.binary and self.options.exclude_binary:
+            progress.files_skipped += 1
+            if old is not None:
+                self._remove(batch, path)
+                return True
+            return False
+        if (
+            old is not None
+            and old.get("blobId") == item.blob_id
+            and old.get("format") == NODE_FORMAT
+        ):
+            batch.put(STRUCTURAL, file_key(self.repo_id, path), touched_node(old, item))
+            progress.files_touched += 1
+            return False
+        if item.issue:
+            progress.issues.append({"path": path, "reason": item.issue})
+        batch.put(STRUCTURAL, file_key(self.repo_id, path), file_node(item, index_blobs.get(path)))
+        if item.text is not None:
+            batch.put(
+                CONTENT,
+                content_key(self.repo_id, path),
+                {"text": item.text, "blobId": item.blob_id},
+            )
+        elif old is not None and old.get("hasContent"):
+            batch.delete(CONTENT, content_key(self.repo_id, path))
+        if old is None:
+            progress.files_added += 1
+        else:
+            progress.files_updated += 1
+        return True
+
+    def _remove(self, batch: Batch, path: str) -> None:
+        batch.delete(STRUCTURAL, file_key(self.repo_id, path))
+        batch.delete(CONTENT, content_key(self.repo_id, path))
+        self.progress.files_removed += 1
+
+    def _extract(self, entries: list[WalkEntry]) -> Iterator[Extracted]:
+        chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
+        root = str(self.root)
+        if len(entries) < PARALLEL_THRESHOLD or self.workers < 2:
+            for chunk in chunks:
+                yield from extract_many(root, chunk, self.encoding)
+            return
+        context = get_context("spawn")  # never fork a process that holds an LMDB environment
+        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
+            for results in pool.map(extract_many, repeat(root), chunks, repeat(self.encoding)):
+                yield from results
+
+    def _project(self) -> None:
+        self.progress.phase = "applying"
+        self._status("running", force=True)
+        nodes = load_file_nodes(self.store, self.repo_id)
+        desired = compute_projections(self.repo_id, nodes, _go_module(self.root))
+        diff = apply_projections(self.store, self.repo_id, desired)
+        self.progress.projection_writes = diff.written
+        self.progress.projection_deletes = diff.deleted
+        self.progress.symbols = len(desired.records[SYMBOL])
+
+    def _finish(self, result: WalkResult, changed: bool) -> None:
+        repo = self._repo()
+        now = _iso(self.clock.now())
+        files = self.store.count(STRUCTURAL, family_prefix(self.repo_id, "file"))
+        repo.update(
+            files=files,
+            indexedAt=now,
+            indexedCommit=_head_commit(self.root) if result.git else None,
+            projectionsDirty=False,
+        )
+        if changed or not repo.get("lastIngestedAt"):
+            repo["lastIngestedAt"] = now
+        repo["index"] = self._status_value("completed", None)
+        self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
+
+    # -- status ------------------------------------------------------------------------
+
+    def _repo(self) -> dict[str, Any]:
+        record = self.store.get(STRUCTURAL, repo_key(self.repo_id))
+        value = record.value if record is not None else None
+        return dict(value) if isinstance(value, dict) else {}
+
+    def _mark_dirty(self) -> None:
+        repo = self._repo()
+        if not repo.get("projectionsDirty"):
+            repo["projectionsDirty"] = True
+            self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
+
+    def _tick(self, done: int, total: int) -> None:
+        if self._on_progress is not None:
+            self._on_progress(self.progress, done, total)
+        self._status("running")
+
+    def _status(
+        self, status: str, *, error: dict[str, Value] | None = None, force: bool = False
+    ) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_status < STATUS_INTERVAL_S:
+            return
+        self._last_status = now
+        repo = self._repo()
+        repo["index"] = self._status_value(status, error)
+        self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
+
+    def _status_value(self, status: str, error: dict[str, Value] | None) -> dict[str, Value]:
+        now = self.clock.now()
+        done = status in ("completed", "failed")
+        value: dict[str, Value] = {
+            "status": status,
+            "phase": self.progress.phase,
+            "attempt": self._attempt,
+            "pid": os.getpid(),
+            "startedAt": _iso(self._started),
+            "finishedAt": _iso(now) if done else None,
+            "elapsedMs": int((now - self._started) * 1000),
+            "counters": self.progress.counters(),
+            "issues": list(self.progress.issues[:50]),
+            "error": error,
+        }
+        return value
+
+
+def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
+    """Return every file node of a repository by path."""
+    nodes: dict[str, dict[str, Any]] = {}
+    for record in store.iter_records(STRUCTURAL, family_prefix(repo_id, "file"), page_size=5000):
+        if isinstance(record.value, dict):
+            nodes[str(record.value.get("path"))] = record.value
+    return nodes
+
+
+def _go_module(root: Path) -> str | None:
+    try:
+        for line in (root / "go.mod").read_text(encoding="utf-8").splitlines():
+            if line.startswith("module "):
+                return line.split()[1].strip()
+    except (OSError, IndexError):
+        return None
+    return None
+
+
+def _head_commit(root: Path) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _iso(seconds: float) -> str:
+    stamp = datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")

@@ -1,0 +1,136 @@
+"""Store values of the code index: file nodes and outlines as msgpack-able dicts.
+
+A file node (``repo/{id}/file/{path}`` in the structural tree) holds the stat tuple and
+digest used by the fast path, the file's classification and its whole outline, so every
+projection can be rebuilt from file nodes alone. Field names are camelCase: they are what
+the MCP tools return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from repocontext.index.extract import Extracted
+from repocontext.index.model import FileOutline, ImportRef, Symbol
+from repocontext.store import Value
+
+__all__ = [
+    "NODE_FORMAT",
+    "file_node",
+    "iter_symbols",
+    "outline_of",
+    "stat_matches",
+    "symbol_from_wire",
+    "symbol_to_wire",
+    "touched_node",
+]
+
+NODE_FORMAT: Final = 1
+"""Bumped when extraction changes, so that every file is parsed again."""
+
+
+def file_node(item: Extracted, index_blob: str | None) -> dict[str, Value]:
+    """Return the file node for one extracted file."""
+    entry, outline = item.entry, item.outline
+    node: dict[str, Value] = {
+        "format": NODE_FORMAT,
+        "path": entry.path,
+        "language": item.language,
+        "size": entry.size,
+        "mtimeNs": entry.mtime_ns,
+        "inode": entry.inode,
+        "blobId": item.blob_id,
+        "matchesGitIndex": None if index_blob is None else index_blob == item.blob_id,
+        "isTest": item.is_test,
+        "isConfig": item.is_config,
+        "binary": item.binary,
+        "oversized": entry.oversized,
+        "undecodable": item.undecodable,
+        "hasContent": item.text is not None,
+        "lines": 0 if item.text is None else item.text.count("\n") + 1,
+        "tokenCount": item.token_count,
+        "issue": item.issue,
+        "syntaxErrors": bool(outline and outline.errors),
+        "package": outline.package if outline else None,
+        "symbols": [symbol_to_wire(s) for s in outline.symbols] if outline else [],
+        "imports": [_import_to_wire(i) for i in outline.imports] if outline else [],
+        "references": list(outline.references) if outline else [],
+    }
+    return node
+
+
+def touched_node(node: Mapping[str, Value], item: Extracted) -> dict[str, Value]:
+    """Return ``node`` with the new stat tuple of a file whose bytes did not change."""
+    updated = dict(node)
+    updated.update(size=item.entry.size, mtimeNs=item.entry.mtime_ns, inode=item.entry.inode)
+    return updated
+
+
+def stat_matches(node: Mapping[str, Any], size: int, mtime_ns: int, inode: int) -> bool:
+    """Return True when a stored node's stat tuple (and format) equals the file's."""
+    return (
+        node.get("format") == NODE_FORMAT
+        and node.get("size") == size
+        and node.get("mtimeNs") == mtime_ns
+        and node.get("inode") == inode
+    )
+
+
+def outline_of(node: Mapping[str, Any]) -> FileOutline | None:
+    """Rebuild the outline stored in a file node (``None`` for files without one)."""
+    language = node.get("language")
+    if not language or not node.get("hasContent"):
+        return None
+    return FileOutline(
+        language=language,
+        symbols=tuple(symbol_from_wire(s) for s in node.get("symbols") or ()),
+        imports=tuple(_import_from_wire(i) for i in node.get("imports") or ()),
+        references=tuple(node.get("references") or ()),
+        package=node.get("package"),
+        errors=bool(node.get("syntaxErrors")),
+    )
+
+
+def symbol_to_wire(symbol: Symbol) -> dict[str, Value]:
+    """Return the wire form of a symbol and its children."""
+    wire: dict[str, Value] = {
+        "kind": symbol.kind,
+        "name": symbol.name,
+        "fullyQualifiedName": symbol.fq_name,
+        "signature": symbol.signature,
+        "startLine": symbol.start_line,
+        "endLine": symbol.end_line,
+    }
+    if symbol.children:
+        wire["children"] = [symbol_to_wire(c) for c in symbol.children]
+    return wire
+
+
+def symbol_from_wire(wire: Mapping[str, Any]) -> Symbol:
+    """Invert :func:`symbol_to_wire`."""
+    return Symbol(
+        kind=wire["kind"],
+        name=wire["name"],
+        fq_name=wire["fullyQualifiedName"],
+        signature=wire["signature"],
+        start_line=wire["startLine"],
+        end_line=wire["endLine"],
+        children=tuple(symbol_from_wire(c) for c in wire.get("children") or ()),
+    )
+
+
+def iter_symbols(symbols: tuple[Symbol, ...]) -> Iterator[Symbol]:
+    """Yield every symbol, depth first."""
+    for symbol in symbols:
+        yield symbol
+        yield from iter_symbols(symbol.children)
+
+
+def _import_to_wire(ref: ImportRef) -> list[Value]:
+    return [ref.spec, ref.kind, ref.line, ref.level, list(ref.names), ref.system]
+
+
+def _import_from_wire(wire: list[Any]) -> ImportRef:
+    spec, kind, line, level, names, system = wire
+    return ImportRef(spec, kind, line, level, tuple(names), bool(system))

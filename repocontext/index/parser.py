@@ -1,0 +1,352 @@
+"""Tree-sitter outlines: symbols, imports, references and package of one source file.
+
+This is the only module that imports ``tree_sitter``. Each language has one query file,
+``queries/<language>.scm`` (package data; ``; inherits: x`` on its first line prepends
+``x.scm``), whose captures name what they find: ``@definition.<kind>`` with ``@name`` (and
+optionally ``@scope``, a qualifier, and ``@signature``, the node whose first line is the
+signature instead of the name's line), ``@import.<kind>`` with an optional ``@spec``,
+``@package`` and ``@reference``. When two patterns capture one definition node, the later
+pattern wins. One pass over the matches of the outline patterns collects definitions,
+imports and the package; one pass over the captures of the reference patterns collects
+identifiers. Nesting is computed from the byte ranges of the definitions, not by walking
+the tree.
+
+Fully qualified names are dotted for every language. The module part is the file path
+without its extension, ``/`` replaced by ``.`` (``src/pkg/mod.py`` -> ``src.pkg.mod``;
+a Python ``__init__`` names its package, ``src/pkg/__init__.py`` -> ``src.pkg``). Then
+come the enclosing definitions, an ``@scope`` qualifier (a Go method's receiver type) and
+the name: ``src.pkg.mod.Class.method``, ``store.Store.Get`` for ``func (s *Store) Get``
+in ``store.go``. Names written qualified (``Circle::area`` in C++, ``Shop::Product`` in
+Ruby) add their qualifiers as dotted segments and keep only the last one as the bare name;
+namespaces keep their whole written name (C# ``Acme.Billing``).
+
+Parsers are not thread safe, so each thread keeps its own; compiled queries are shared.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+from repocontext.errors import UnsupportedLanguageError
+from repocontext.index._outline import Definition, module_name, nest, qualify
+from repocontext.index.model import FileOutline, ImportRef
+
+__all__ = ["MAX_REFERENCES", "MAX_SIGNATURE", "module_name", "parse_outline"]
+
+MAX_REFERENCES = 2000
+MAX_SIGNATURE = 200
+
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "csharp": ("tree_sitter_c_sharp", "language"),
+    "ruby": ("tree_sitter_ruby", "language"),
+}
+
+# Nodes that wrap a definition and belong to it (Python decorators, C++ templates).
+_WRAPPERS = frozenset({"decorated_definition", "template_declaration"})
+_CAPTURE = re.compile(r"@([A-Za-z_][\w.]*)")
+_INHERITS = re.compile(r"^; inherits: (\w+)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Grammar:
+    """A language's compiled grammar and queries, plus the role of each outline pattern."""
+
+    language: Language
+    outline: Query
+    references: Query
+    roles: dict[int, tuple[str, str]]
+
+
+def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
+    """Parse one file and extract its outline.
+
+    Args:
+        language: A language id from :data:`repocontext.index.languages.LANGUAGES`.
+        source: The file's bytes; invalid UTF-8 is tolerated (text is decoded with
+            replacement characters).
+        path: Repository-relative path, ``/`` separated; it names the module part of every
+            fully qualified name.
+
+    Returns:
+        The outline. Syntax errors do not fail the parse: the outline is best effort and
+        ``errors`` is True.
+
+    Raises:
+        UnsupportedLanguageError: The language has no grammar.
+    """
+    grammar = _grammar(language)
+    tree = _parser(language).parse(source)
+    root = tree.root_node
+    definitions: dict[tuple[int, int], Definition] = {}
+    imports: list[tuple[int, ImportRef]] = []
+    package: str | None = None
+    for pattern, captures in QueryCursor(grammar.outline).matches(root):
+        role, kind = grammar.roles[pattern]
+        if role == "definition":
+            found = _definition(kind, pattern, captures, source)
+            key = (found.start_byte, found.end_byte)
+            known = definitions.get(key)
+            if known is None or known.pattern < pattern:
+                definitions[key] = found
+        elif role == "import":
+            node = captures[f"import.{kind}"][0]
+            spec = captures.get("spec")
+            refs = _IMPORTS[kind](node, spec[0] if spec else node)
+            imports.extend((node.start_byte, ref) for ref in refs)
+        elif role == "package" and package is None:
+            package = _text(captures["package"][0])
+    symbols = nest(list(definitions.values()), module_name(path))
+    return FileOutline(
+        language=language,
+        symbols=symbols,
+        imports=tuple(ref for _, ref in sorted(imports, key=lambda item: item[0])),
+        references=_references(grammar.references, root, {s.name for s in symbols}),
+        package=package,
+        errors=root.has_error,
+    )
+
+
+def _definition(
+    kind: str, pattern: int, captures: dict[str, list[Node]], source: bytes
+) -> Definition:
+    """Build a definition from one match (every definition pattern captures a name)."""
+    node = captures[f"definition.{kind}"][0]
+    names = captures["name"]
+    name_node = names[0]
+    kind, name, segments = qualify(kind, _text(name_node))
+    scope = captures.get("scope")
+    if scope:
+        segments = (_text(scope[0]), *segments)
+    end_byte, end_row = node.end_byte, node.end_point.row
+    if end_row > node.start_point.row and node.end_point.column == 0:
+        end_row -= 1
+    start = node
+    outer = node.parent
+    if outer is not None and outer.type in _WRAPPERS:
+        start = outer  # a definition starts at its decorators or template parameters
+    before = start.prev_named_sibling
+    while before is not None and before.type == "attribute_item":
+        start, before = before, before.prev_named_sibling  # and a Rust item at its attributes
+    if node.type == "file_scoped_namespace_declaration":
+        # `namespace A.B;` covers the rest of the file.
+        end_byte = len(source)
+        end_row = max(end_row, source.count(b"\n", 0, len(source.rstrip())))
+    return Definition(
+        kind=kind,
+        name=name,
+        segments=segments,
+        signature=_line_of(source, (captures.get("signature") or names)[0].start_byte),
+        start_byte=start.start_byte,
+        end_byte=end_byte,
+        start_line=start.start_point.row + 1,
+        end_line=end_row + 1,
+        pattern=pattern,
+    )
+
+
+def _references(query: Query, root: Node, defined: set[str]) -> tuple[str, ...]:
+    """Distinct identifiers captured as ``@reference``, minus top-level names, sorted."""
+    seen: set[bytes] = set()
+    for nodes in QueryCursor(query).captures(root).values():
+        seen.update(node.text or b"" for node in nodes)
+    names = {raw.decode("utf-8", "replace") for raw in seen} - defined
+    names.discard("")
+    return tuple(sorted(names)[:MAX_REFERENCES])
+
+
+def _line_of(source: bytes, offset: int) -> str:
+    """The stripped source line holding ``offset``, at most ``MAX_SIGNATURE`` characters."""
+    start = source.rfind(b"\n", 0, offset) + 1
+    end = source.find(b"\n", offset)
+    line = source[start : end if end >= 0 else len(source)]
+    return line.decode("utf-8", "replace").strip()[:MAX_SIGNATURE]
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _python_import(node: Node, _spec: Node) -> list[ImportRef]:
+    """``import a.b, c`` gives one ref per module; ``from ..a import b`` gives one ref."""
+    line = node.start_point.row + 1
+    names = [_imported_name(child) for child in node.children_by_field_name("name")]
+    if node.type == "import_statement":
+        return [ImportRef(name, "python", line) for name in names]
+    module = node.child_by_field_name("module_name")
+    spec, level = "", 0
+    for part in module.named_children if module and module.type == "relative_import" else ():
+        if part.type == "import_prefix":
+            level = _text(part).count(".")
+        else:
+            spec = _text(part)
+    if module is not None and module.type != "relative_import":
+        spec = _text(module)
+    if any(child.type == "wildcard_import" for child in node.named_children):
+        names.append("*")
+    return [ImportRef(spec, "python", line, level=level, names=tuple(names))]
+
+
+def _imported_name(node: Node) -> str:
+    """The imported (not the local) name of ``a`` or ``a as b``."""
+    if node.type in ("aliased_import", "import_specifier", "export_specifier", "use_as_clause"):
+        inner = node.child_by_field_name("name") or node.child_by_field_name("path")
+        if inner is not None:
+            return _text(inner)
+    return " ".join(_text(node).split())
+
+
+def _js_import(node: Node, spec: Node) -> list[ImportRef]:
+    """ES imports and re-exports list their names; ``require`` and ``import()`` do not.
+
+    Names are the imported names of ``{a, b as c}``, the local name of a default import and
+    ``*`` for a namespace import or ``export *``.
+    """
+    names: list[str] = []
+    for child in node.children if node.type in ("import_statement", "export_statement") else ():
+        if child.type == "*":
+            names.append("*")
+        elif child.type in ("import_clause", "export_clause"):
+            names += _js_clause_names(child)
+    return [ImportRef(_text(spec), "js", node.start_point.row + 1, names=tuple(names))]
+
+
+def _js_clause_names(clause: Node) -> list[str]:
+    names: list[str] = []
+    for child in clause.named_children:
+        if child.type == "identifier":
+            names.append(_text(child))
+        elif child.type in ("namespace_import", "namespace_export"):
+            names.append("*")
+        elif child.type == "named_imports":
+            names += (_imported_name(item) for item in child.named_children)
+        elif child.type == "export_specifier":
+            names.append(_imported_name(child))
+    return [name for name in names if name]
+
+
+def _rust_use(node: Node, spec: Node) -> list[ImportRef]:
+    """``use a::b::C`` keeps the path; lists and globs split into a prefix and names."""
+    path: Node | None = spec
+    names: tuple[str, ...] = ()
+    if spec.type in ("scoped_use_list", "use_list"):
+        items = spec.child_by_field_name("list") if spec.type == "scoped_use_list" else spec
+        path = spec.child_by_field_name("path")
+        names = tuple(_imported_name(item) for item in items.named_children) if items else ()
+    elif spec.type == "use_wildcard":
+        path = spec.named_children[0] if spec.named_child_count else None
+        names = ("*",)
+    elif spec.type == "use_as_clause":
+        path = spec.child_by_field_name("path")
+    text = _text(path) if path is not None else ""
+    return [ImportRef(text, "rust_use", node.start_point.row + 1, names=names)]
+
+
+def _java_import(node: Node, _spec: Node) -> list[ImportRef]:
+    """``import a.b.C;``, ``import static a.b.C.m;`` and ``import a.b.*;`` (spec as written)."""
+    target = node.named_children[0] if node.named_child_count else node
+    glob = ".*" if any(child.type == "asterisk" for child in node.children) else ""
+    return [ImportRef(_text(target) + glob, "java", node.start_point.row + 1)]
+
+
+def _csharp_using(node: Node, _spec: Node) -> list[ImportRef]:
+    """``using A.B;``, ``using static A.B;`` and ``using X = A.B;`` (the target is last)."""
+    target = node.named_children[-1] if node.named_child_count else node
+    return [ImportRef(_text(target), "csharp", node.start_point.row + 1)]
+
+
+def _quoted(kind: str) -> _ImportHandler:
+    """A handler for imports whose spec is the captured (possibly quoted) string."""
+
+    def handler(node: Node, spec: Node) -> list[ImportRef]:
+        text = _text(spec).strip("\"'`<>")
+        system = spec.type == "system_lib_string"
+        return [ImportRef(text, kind, node.start_point.row + 1, system=system)]
+
+    return handler
+
+
+_ImportHandler = Callable[[Node, Node], list[ImportRef]]
+_IMPORTS: dict[str, _ImportHandler] = {
+    "python": _python_import,
+    "js": _js_import,
+    "rust_use": _rust_use,
+    "java": _java_import,
+    "csharp": _csharp_using,
+    **{
+        kind: _quoted(kind)
+        for kind in ("go", "rust_mod", "c_include", "ruby_require", "ruby_require_relative")
+    },
+}
+
+
+_local = threading.local()
+
+
+def _parser(language: str) -> Parser:
+    """This thread's parser for a language (parsers must not be shared between threads)."""
+    parsers: dict[str, Parser] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    parser = parsers.get(language)
+    if parser is None:
+        parser = parsers[language] = Parser(_grammar(language).language)
+    return parser
+
+
+@functools.cache
+def _grammar(language: str) -> _Grammar:
+    """Load a language's grammar and compile its queries (once per process)."""
+    spec = _GRAMMARS.get(language)
+    if spec is None:
+        raise UnsupportedLanguageError(language)
+    module, function = spec
+    grammar = Language(getattr(importlib.import_module(module), function)())
+    text = _query_text(language)
+    data = text.encode()
+    outline = Query(grammar, text)
+    references = Query(grammar, text)
+    roles: dict[int, tuple[str, str]] = {}
+    for index in range(outline.pattern_count):
+        pattern = data[outline.start_byte_for_pattern(index) : outline.end_byte_for_pattern(index)]
+        role = _role(_CAPTURE.findall(pattern.decode()))
+        if role[0] == "reference":
+            outline.disable_pattern(index)
+        else:
+            references.disable_pattern(index)
+            roles[index] = role
+    return _Grammar(grammar, outline, references, roles)
+
+
+def _role(captures: list[str]) -> tuple[str, str]:
+    """What a pattern finds, from its capture names: ``(role, kind)``."""
+    for capture in captures:
+        head, _, kind = capture.partition(".")
+        if head in ("definition", "import") or capture in ("package", "reference"):
+            return head, kind
+    return "other", ""
+
+
+def _query_text(language: str) -> str:
+    """A language's query source, with the files it inherits from prepended."""
+    text = resources.files("repocontext.index").joinpath("queries", f"{language}.scm").read_text()
+    inherits = _INHERITS.match(text)
+    if inherits is None:
+        return text
+    return _query_text(inherits.group(1)) + "\n" + text

@@ -1,0 +1,50 @@
+; inherits: c
+; C++ additions to c.scm. A function defined with a qualified name (`Circle::area`) is a
+; method of the scope; functions directly inside a class or struct are methods.
+
+(class_specifier name: (_) @name body: (field_declaration_list)) @definition.class
+
+(struct_specifier name: (_) @name body: (field_declaration_list)) @definition.struct
+
+(namespace_definition name: (_) @name) @definition.namespace
+
+(alias_declaration name: (type_identifier) @name) @definition.type
+
+(function_definition
+  declarator: [
+    (function_declarator
+      declarator: [
+        (field_identifier) (qualified_identifier) (destructor_name) (operator_name)
+      ] @name)
+    (pointer_declarator
+      declarator: (function_declarator
+        declarator: [(field_identifier) (qualified_identifier) (operator_name)] @name))
+    (reference_declarator
+      (function_declarator
+        declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name)] @name))
+  ]) @definition.function
+
+(declaration_list
+  (declaration
+    declarator: [
+      (function_declarator declarator: (identifier) @name)
+      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+      (reference_declarator (function_declarator declarator: (identifier) @name))
+    ]) @definition.function)
+
+(field_declaration_list
+  (field_declaration
+    declarator: [
+      (function_declarator declarator: [(field_identifier) (destructor_name) (operator_name)] @name)
+      (pointer_declarator
+        declarator: (function_declarator declarator: [(field_identifier) (operator_name)] @name))
+      (reference_declarator
+        (function_declarator declarator: [(field_identifier) (operator_name)] @name))
+    ]) @definition.method)
+
+(field_declaration_list
+  (declaration
+    declarator: (function_declarator
+      declarator: [(identifier) (destructor_name)] @name)) @definition.method)
+
+(namespace_identifier) @reference

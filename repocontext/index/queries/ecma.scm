@@ -1,0 +1,49 @@
+; Outline patterns shared by JavaScript, TypeScript and TSX (not a language of its own).
+; Capture names are described in python.scm.
+
+(class_declaration name: (_) @name) @definition.class
+
+(function_declaration name: (identifier) @name) @definition.function
+
+(generator_function_declaration name: (identifier) @name) @definition.function
+
+(method_definition name: (_) @name) @definition.method
+
+((program
+  (lexical_declaration
+    kind: "const"
+    (variable_declarator name: (identifier) @name) @definition.constant))
+  (#match? @name "^_*[A-Z][A-Z0-9_]*$"))
+
+((program
+  (export_statement
+    declaration: (lexical_declaration
+      kind: "const"
+      (variable_declarator name: (identifier) @name) @definition.constant)))
+  (#match? @name "^_*[A-Z][A-Z0-9_]*$"))
+
+; Later than the constant patterns, so `const RUN = () => {}` is a function.
+(lexical_declaration
+  kind: "const"
+  (variable_declarator
+    name: (identifier) @name
+    value: [(arrow_function) (function_expression) (generator_function)]) @definition.function)
+
+(import_statement source: (string (string_fragment) @spec)) @import.js
+
+(export_statement source: (string (string_fragment) @spec)) @import.js
+
+((call_expression
+  function: (identifier) @_require
+  arguments: (arguments . (string (string_fragment) @spec) .)) @import.js
+  (#eq? @_require "require"))
+
+(call_expression
+  function: (import)
+  arguments: (arguments . (string (string_fragment) @spec))) @import.js
+
+(identifier) @reference
+
+(property_identifier) @reference
+
+(shorthand_property_identifier) @reference

@@ -1,0 +1,2 @@
+; inherits: typescript
+; TSX parses with its own grammar; the TypeScript patterns apply unchanged.

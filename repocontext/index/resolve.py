@@ -1,0 +1,411 @@
+"""Turn per-file outlines into links between repository files.
+
+Pure functions over values: no store, no tree-sitter, no filesystem. :class:`RepoFiles` holds
+the repository's paths and the lookup indexes built once per repository, so resolving one
+import is a handful of dictionary lookups.
+
+* :func:`resolve_imports` — ``import`` links from a file's imports (one rule per
+  :attr:`ImportRef.kind`, see ``docs/indexing.md``); external and unresolvable imports yield
+  nothing.
+* :func:`reference_links` — ``reference`` links from names a file uses to the one other file
+  that defines them (or to the defining files it imports).
+* :func:`covering_tests` — ``test`` links from test files to the source files they cover.
+* :func:`dependents` — the reverse projection, target -> links pointing at it.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from repocontext.index._import_rules import (
+    JS_EXTENSION_ORDER,
+    RULES,
+    TS_EXTENSION_ORDER,
+    python_modules,
+    python_prefixes,
+    python_roots,
+    stem,
+)
+from repocontext.index.languages import is_test_path, language_for
+from repocontext.index.model import FileOutline, Link
+
+__all__ = [
+    "JS_EXTENSION_ORDER",
+    "MAX_DEFINING_FILES",
+    "REFERENCE_STOPLIST",
+    "TS_EXTENSION_ORDER",
+    "RepoFiles",
+    "build_symbol_index",
+    "covering_tests",
+    "dependents",
+    "link_repository",
+    "reference_links",
+    "resolve_imports",
+]
+
+IMPORT: Final = "import"
+REFERENCE: Final = "reference"
+TEST: Final = "test"
+
+MAX_DEFINING_FILES: Final = 5
+"""A name defined in more files than this is too ambiguous to make a reference link."""
+# Names (compared lowercased) too common to make a reference link; so are names under 3.
+# fmt: off
+REFERENCE_STOPLIST: Final = frozenset((
+    "self", "this", "cls", "super", "len", "str", "int", "print", "get", "set", "value",
+    "values", "key", "keys", "item", "items", "name", "data", "type", "list", "dict", "map",
+    "new", "run", "init", "main", "test", "error", "log", "console", "string", "object",
+    "result", "args", "kwargs", "index", "size", "count", "path", "file", "open", "close",
+    "read", "write", "push", "append", "format",
+))
+# fmt: on
+_NOT_DEFINITIONS: Final = frozenset({"impl"})
+# Languages whose files can name each other's symbols.
+_FAMILIES: Final = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
+
+_TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing"})
+_JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
+# (test file extension, prefix, suffix, covered extensions, same directory only)
+_NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = (
+    (".py", "test_", "", (".py",), False),
+    (".py", "", "_test", (".py",), False),
+    (".go", "", "_test", (".go",), True),
+    *(
+        (ext, "", marker, _JS_SOURCES, False)
+        for ext in _JS_SOURCES
+        for marker in (".test", ".spec")
+    ),
+    (".java", "", "Tests", (".java",), False),
+    (".java", "", "Test", (".java",), False),
+    (".cs", "", "Tests", (".cs",), False),
+    (".cs", "", "Test", (".cs",), False),
+    (".rb", "", "_spec", (".rb",), False),
+    (".rb", "", "_test", (".rb",), False),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RepoFiles:
+    """A repository's file paths plus the lookup indexes import resolution needs.
+
+    Build it once per repository with :meth:`build`; every field is read-only afterwards.
+
+    Attributes:
+        paths: Repository-relative posix paths.
+        go_module: The ``module`` path of the root ``go.mod``, if any.
+        python_modules: Module path with ``/`` separators (``src/pkg/util``) -> file
+            (``__init__.py`` before ``.py`` before ``.pyi``).
+        python_prefixes: Every Python module path and every directory above one, to reject
+            third-party imports with one lookup per candidate root.
+        python_roots: Directory holding Python files -> where its absolute imports may start.
+        go_packages: Directory (``""`` for the root) -> its non-test ``.go`` files, sorted.
+        by_basename: File name -> the paths with that name, sorted.
+        java_classes: ``(package, class)`` -> the Java file declaring it.
+        java_packages: Java package -> its files, sorted.
+        csharp_namespaces: C# namespace -> its files, sorted.
+    """
+
+    paths: frozenset[str]
+    go_module: str | None
+    python_modules: Mapping[str, str]
+    python_prefixes: frozenset[str]
+    python_roots: Mapping[str, tuple[str, ...]]
+    go_packages: Mapping[str, tuple[str, ...]]
+    by_basename: Mapping[str, tuple[str, ...]]
+    java_classes: Mapping[tuple[str, str], str]
+    java_packages: Mapping[str, tuple[str, ...]]
+    csharp_namespaces: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def build(
+        cls,
+        paths: Iterable[str],
+        *,
+        packages: Mapping[str, str | None] | None = None,
+        go_mod_module: str | None = None,
+    ) -> RepoFiles:
+        """Index a repository's paths.
+
+        Args:
+            paths: Repository-relative posix paths of every indexed file.
+            packages: Path -> declared package or namespace (:attr:`FileOutline.package`), used
+                for Java and C# files.
+            go_mod_module: The ``module`` line of the root ``go.mod``.
+
+        Returns:
+            The indexed file set.
+        """
+        ordered = sorted(set(paths))
+        modules = python_modules(ordered)
+        go_packages: dict[str, list[str]] = defaultdict(list)
+        by_basename: dict[str, list[str]] = defaultdict(list)
+        for path in ordered:
+            directory, name = posixpath.split(path)
+            if name.endswith(".go") and not name.endswith("_test.go"):
+                go_packages[directory].append(path)
+            by_basename[name].append(path)
+        java: dict[str, list[str]] = defaultdict(list)
+        csharp: dict[str, list[str]] = defaultdict(list)
+        for path, package in sorted((packages or {}).items()):
+            if package and path.endswith(".java"):
+                java[package].append(path)
+            elif package and path.endswith(".cs"):
+                csharp[package].append(path)
+        return cls(
+            paths=frozenset(ordered),
+            go_module=go_mod_module.strip().rstrip("/") if go_mod_module else None,
+            python_modules=modules,
+            python_prefixes=python_prefixes(modules),
+            python_roots=python_roots(modules),
+            go_packages=_freeze(go_packages),
+            by_basename=_freeze(by_basename),
+            java_classes={
+                (package, stem(path)): path for package, files in java.items() for path in files
+            },
+            java_packages=_freeze(java),
+            csharp_namespaces=_freeze(csharp),
+        )
+
+
+def resolve_imports(path: str, outline: FileOutline, files: RepoFiles) -> list[Link]:
+    """Resolve a file's imports to ``import`` links, one per target file, sorted by target.
+
+    Args:
+        path: The importing file.
+        outline: Its outline.
+        files: The repository's indexed file set.
+
+    Returns:
+        Links with kind ``import``; external, system and unresolvable imports yield none, and
+        a file never links to itself. When two imports reach one file the first reason is kept
+        and the names are merged.
+    """
+    found: dict[str, Link] = {}
+    for ref in outline.imports:
+        rule = RULES.get(ref.kind)
+        if rule is None:
+            continue
+        for target, reason, names in rule(path, ref, files, outline.language):
+            if target == path:
+                continue
+            prior = found.get(target)
+            if prior is not None:
+                names = prior.names + tuple(n for n in names if n not in prior.names)
+                reason = prior.reason
+            found[target] = Link(path, target, IMPORT, reason, names)
+    return [found[target] for target in sorted(found)]
+
+
+def build_symbol_index(outlines: Mapping[str, FileOutline]) -> dict[str, frozenset[str]]:
+    """Map every defined name (top-level and nested) to the files defining it.
+
+    Args:
+        outlines: Path -> outline for every file of the repository.
+
+    Returns:
+        Bare name -> defining paths. ``impl`` blocks are not definitions of their type's name.
+    """
+    definers: dict[str, set[str]] = defaultdict(set)
+    for path, outline in outlines.items():
+        stack = list(outline.symbols)
+        while stack:
+            symbol = stack.pop()
+            stack.extend(symbol.children)
+            if symbol.kind not in _NOT_DEFINITIONS:
+                definers[symbol.name].add(path)
+    return {name: frozenset(paths) for name, paths in definers.items()}
+
+
+def reference_links(
+    path: str,
+    outline: FileOutline,
+    symbol_index: Mapping[str, Collection[str]],
+    imported: Collection[str] = (),
+) -> list[Link]:
+    """Link a file to the files defining the names it references.
+
+    Only definitions in the same language family count (JavaScript with TypeScript, C with
+    C++). A name defined in exactly one other file links to it; a name defined in several files
+    links to those of them the file imports. Names shorter than 3 characters, names in
+    :data:`REFERENCE_STOPLIST` and names defined in more than :data:`MAX_DEFINING_FILES` files
+    (of any language) are skipped.
+
+    Args:
+        path: The referencing file.
+        outline: Its outline (its ``references`` are used).
+        symbol_index: Name -> defining files, from :func:`build_symbol_index`.
+        imported: The files this file imports (targets of its ``import`` links).
+
+    Returns:
+        One ``reference`` link per target, sorted by target, names sorted.
+    """
+    imported_set = frozenset(imported)
+    family = _FAMILIES.get(outline.language, outline.language)
+    by_target: dict[str, list[str]] = defaultdict(list)
+    # Set intersection (in C) first: most referenced names are defined nowhere in the repository.
+    for name in symbol_index.keys() & outline.references:
+        definers = symbol_index[name]
+        if len(definers) > MAX_DEFINING_FILES or len(name) < 3:
+            continue
+        if name.lower() in REFERENCE_STOPLIST:
+            continue
+        others = [d for d in definers if d != path and _family_of(d) == family]
+        if len(others) > 1:
+            others = [d for d in others if d in imported_set]
+        for target in others:
+            by_target[target].append(name)
+    return [
+        Link(path, target, REFERENCE, _listing("references symbol", names), tuple(sorted(names)))
+        for target, names in sorted(by_target.items())
+    ]
+
+
+def link_repository(outlines: Mapping[str, FileOutline], files: RepoFiles) -> list[Link]:
+    """Resolve the imports and references of every file of a repository.
+
+    Args:
+        outlines: Path -> outline for every parsed file.
+        files: The repository's indexed file set.
+
+    Returns:
+        All ``import`` and ``reference`` links, grouped by source in path order.
+    """
+    index = build_symbol_index(outlines)
+    links: list[Link] = []
+    for path in sorted(outlines):
+        imports = resolve_imports(path, outlines[path], files)
+        links += imports
+        links += reference_links(path, outlines[path], index, {i.target for i in imports})
+    return links
+
+
+def covering_tests(links: Iterable[Link], all_files: Iterable[str]) -> dict[str, list[Link]]:
+    """Find the test files covering each non-test source file.
+
+    A test covers a file when it imports it, references its symbols, or is named after it
+    (``test_x.py``, ``x_test.go``, ``x.test.ts``, ``XTest.java``, ``XTests.cs``,
+    ``x_spec.rb``; next to the file or in a test tree mirroring its directories).
+
+    Args:
+        links: ``import`` and ``reference`` links of the repository.
+        all_files: Every indexed path.
+
+    Returns:
+        Every non-test source file -> ``test`` links (source = test file, target = the covered
+        file), one per test, sorted by test. The reason lists the evidence strongest first
+        (import, then reference, then naming), separated by ``"; "``.
+    """
+    everything = sorted(set(all_files))
+    tests = {p for p in everything if is_test_path(p)}
+    sources = [p for p in everything if p not in tests and language_for(p) is not None]
+    source_set = set(sources)
+    evidence: dict[tuple[str, str], list[tuple[int, str, tuple[str, ...]]]] = defaultdict(list)
+    for link in links:
+        if link.source not in tests or link.target not in source_set:
+            continue
+        if link.kind == IMPORT:
+            evidence[link.source, link.target].append((0, f"test imports {link.target}", ()))
+        elif link.kind == REFERENCE:
+            reason = _listing("test references", link.names)
+            evidence[link.source, link.target].append((1, reason, link.names))
+    for test, target in _naming_pairs(sorted(tests), sources):
+        evidence[test, target].append((2, f"naming {posixpath.basename(test)}", ()))
+    covered: dict[str, list[Link]] = {p: [] for p in sources}
+    for (test, target), found in sorted(evidence.items()):
+        found.sort()
+        reason = "; ".join(dict.fromkeys(r for _, r, _ in found))
+        names = tuple(sorted({n for _, _, ns in found for n in ns}))
+        covered[target].append(Link(test, target, TEST, reason, names))
+    return covered
+
+
+def dependents(links: Iterable[Link]) -> dict[str, list[Link]]:
+    """Project links onto their targets: who imports, references or tests each file.
+
+    Args:
+        links: Any links.
+
+    Returns:
+        Target -> the links pointing at it, sorted by source, kind and reason.
+    """
+    by_target: dict[str, list[Link]] = defaultdict(list)
+    for link in links:
+        by_target[link.target].append(link)
+    return {
+        target: sorted(found, key=lambda x: (x.source, x.kind, x.reason))
+        for target, found in sorted(by_target.items())
+    }
+
+
+# --- covering tests by naming -----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=65536)
+def _family_of(path: str) -> str | None:
+    language = language_for(path)
+    return _FAMILIES.get(language, language) if language else None
+
+
+def _listing(label: str, names: Iterable[str]) -> str:
+    unique = sorted(set(names))
+    if len(unique) == 1:
+        return f"{label} {unique[0]}"
+    more = f" (+{len(unique) - 3} more)" if len(unique) > 3 else ""
+    plural = label.replace("symbol", "symbols")
+    return f"{plural} {', '.join(unique[:3])}{more}"
+
+
+def _naming_pairs(tests: list[str], sources: list[str]) -> Iterator[tuple[str, str]]:
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for source in sources:
+        by_name[posixpath.basename(source)].append(source)
+    for test in tests:
+        names, same_dir_only = _covered_names(posixpath.basename(test))
+        candidates = [c for n in names for c in by_name.get(n, ())]
+        for target in _pick(posixpath.dirname(test), candidates, same_dir_only):
+            yield test, target
+
+
+def _covered_names(test_name: str) -> tuple[tuple[str, ...], bool]:
+    stem, ext = posixpath.splitext(test_name)
+    for rule_ext, prefix, suffix, covered, same_dir_only in _NAMING_RULES:
+        named = len(stem) > len(prefix) + len(suffix)  # an empty base names no file
+        if ext == rule_ext and named and stem.startswith(prefix) and stem.endswith(suffix):
+            base = stem[len(prefix) : len(stem) - len(suffix)]
+            return tuple(base + e for e in covered), same_dir_only
+    return (), False
+
+
+def _pick(test_dir: str, candidates: list[str], same_dir_only: bool) -> list[str]:
+    """Candidates next to the test, else those whose directories the test tree mirrors best."""
+    near = [c for c in candidates if posixpath.dirname(c) == test_dir]
+    if near or same_dir_only or not candidates:
+        return near
+    scored = [(_mirror_score(test_dir, posixpath.dirname(c)), c) for c in candidates]
+    best = max(score for score, _ in scored)
+    winners = [c for score, c in scored if score == best]
+    return winners if best > 0 or len(winners) == 1 else []
+
+
+def _mirror_score(test_dir: str, source_dir: str) -> int:
+    """How many trailing directories match once test directories are left out."""
+    mirrored = [
+        s.removesuffix(".Tests").removesuffix(".Test")
+        for s in test_dir.split("/")
+        if s and s.lower() not in _TEST_DIRS
+    ]
+    score = 0
+    for ours, theirs in zip(reversed(mirrored), reversed(source_dir.split("/")), strict=False):
+        if ours != theirs:
+            break
+        score += 1
+    return score
+
+
+def _freeze(groups: Mapping[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    return {key: tuple(values) for key, values in groups.items()}

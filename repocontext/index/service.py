@@ -1,0 +1,248 @@
+"""The indexer as a service: background jobs per repository and the read views over the index.
+
+One :class:`IndexService` per store. ``start`` runs an :class:`IndexJob` in a daemon thread
+and returns at once (one job per repository at a time); ``run`` runs it in the caller's
+thread (the CLI, with a progress bar). Status lives in the repository record, so any process
+can read it; a ``running`` status whose process is gone is reported as ``failed``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repocontext.errors import NotFoundError, RepoContextError
+from repocontext.index.drift import DriftReport, detect_drift
+from repocontext.index.job import IndexJob, ProgressFn, load_file_nodes
+from repocontext.index.walk import WalkOptions
+from repocontext.store import CONTENT, STRUCTURAL, XREF, Clock, Store, Value
+from repocontext.store.keys import content_key, file_key, repo_key, xref_key
+from repocontext.tokens import DEFAULT_ENCODING
+
+__all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """What ``repocontext_index_status`` reports.
+
+    Attributes:
+        repo_id: The repository.
+        status: ``none``, ``running``, ``completed`` or ``failed``.
+        phase: ``walking``, ``parsing``, ``applying`` (or ``None`` before any run).
+        counters: File and chunk counters of the last or current run.
+        attempt: How many runs were started for this repository.
+        started_at: When the run started (ISO 8601 UTC).
+        finished_at: When it ended.
+        elapsed_ms: Its duration so far.
+        error: ``{code, message}`` of a failed run.
+        issues: Up to 50 skipped paths with their reason.
+    """
+
+    repo_id: str
+    status: str
+    phase: str | None = None
+    counters: dict[str, Value] = field(default_factory=dict)
+    attempt: int = 0
+    started_at: str | None = None
+    finished_at: str | None = None
+    elapsed_ms: int = 0
+    error: dict[str, Value] | None = None
+    issues: list[Value] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineView:
+    """A file's outline as stored."""
+
+    exists: bool
+    language: str | None = None
+    token_count: int | None = None
+    symbols: list[Value] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedView:
+    """A file's links, each with the reason it was made."""
+
+    exists: bool
+    imports: list[Value] = field(default_factory=list)
+    references: list[Value] = field(default_factory=list)
+    dependents: list[Value] = field(default_factory=list)
+    covering_tests: list[Value] = field(default_factory=list)
+
+
+class IndexService:
+    """Index jobs and index views over one store."""
+
+    def __init__(self, store: Store, clock: Clock, *, encoding: str = DEFAULT_ENCODING) -> None:
+        """Bind the service to a store."""
+        self.store = store
+        self.clock = clock
+        self.encoding = encoding
+        self._lock = threading.Lock()
+        self._threads: dict[str, threading.Thread] = {}
+
+    def start(self, repo_id: str, root: Path, options: WalkOptions) -> IndexStatus:
+        """Start a background run (or join the one already running) and return its status."""
+        with self._lock:
+            thread = self._threads.get(repo_id)
+            if thread is None or not thread.is_alive():
+                job = self._job(repo_id, root, options, None)
+                job.begin()  # so the status says running before this call returns
+                thread = threading.Thread(
+                    target=_run_quietly, args=(job,), name=f"index-{repo_id}", daemon=True
+                )
+                self._threads[repo_id] = thread
+                thread.start()
+        return self.status(repo_id)
+
+    def run(
+        self, repo_id: str, root: Path, options: WalkOptions, on_progress: ProgressFn | None = None
+    ) -> IndexStatus:
+        """Run a pass in this thread and return its final status.
+
+        Raises:
+            RepoContextError: The pass failed.
+        """
+        self._job(repo_id, root, options, on_progress).run()
+        return self.status(repo_id)
+
+    def wait(self, repo_id: str, timeout: float | None = None) -> IndexStatus:
+        """Wait for a background run to end (tests, shutdown) and return the status."""
+        thread = self._threads.get(repo_id)
+        if thread is not None:
+            thread.join(timeout)
+        return self.status(repo_id)
+
+    def status(self, repo_id: str) -> IndexStatus:
+        """Return the status of the last or current run of ``repo_id``.
+
+        Raises:
+            NotFoundError: No repository ``repo_id`` is registered.
+        """
+        repo = self._repo(repo_id)
+        index = repo.get("index")
+        if not isinstance(index, dict):
+            return IndexStatus(repo_id, "none")
+        status = str(index.get("status"))
+        error = index.get("error") if isinstance(index.get("error"), dict) else None
+        if status == "running" and not self._alive(repo_id, index.get("pid")):
+            status = "failed"
+            error = {"code": "index.interrupted", "message": "the run stopped before finishing"}
+        return IndexStatus(
+            repo_id=repo_id,
+            status=status,
+            phase=index.get("phase"),
+            counters=dict(index.get("counters") or {}),
+            attempt=int(index.get("attempt") or 0),
+            started_at=index.get("startedAt"),
+            finished_at=index.get("finishedAt"),
+            elapsed_ms=int(index.get("elapsedMs") or 0),
+            error=error,
+            issues=list(index.get("issues") or []),
+        )
+
+    def outline(self, repo_id: str, path: str) -> OutlineView:
+        """Return the stored outline of a file."""
+        self._repo(repo_id)
+        node = self._node(repo_id, path)
+        if node is None:
+            return OutlineView(exists=False)
+        return OutlineView(
+            exists=True,
+            language=node.get("language"),
+            token_count=node.get("tokenCount"),
+            symbols=list(node.get("symbols") or []),
+        )
+
+    def related(self, repo_id: str, path: str) -> RelatedView:
+        """Return a file's imports, references, dependents and covering tests."""
+        self._repo(repo_id)
+        if self._node(repo_id, path) is None:
+            return RelatedView(exists=False)
+        out = self._xref(repo_id, f"out:{path}")
+        back = self._xref(repo_id, f"in:{path}")
+        return RelatedView(
+            exists=True,
+            imports=list(out.get("imports") or []),
+            references=list(out.get("references") or []),
+            dependents=list(back.get("dependents") or []),
+            covering_tests=list(back.get("coveringTests") or []),
+        )
+
+    def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:
+        """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
+        repo = self._repo(repo_id)
+        root = Path(str(repo.get("root")))
+        nodes = load_file_nodes(self.store, repo_id)
+        return detect_drift(self.store, repo_id, root, nodes, scope=scope, options=_options(repo))
+
+    def content(self, repo_id: str, path: str) -> str | None:
+        """Return the stored text of a file, or ``None``."""
+        record = self.store.get(CONTENT, content_key(repo_id, path))
+        value = record.value if record is not None else None
+        return str(value["text"]) if isinstance(value, dict) and "text" in value else None
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _job(
+        self, repo_id: str, root: Path, options: WalkOptions, on_progress: ProgressFn | None
+    ) -> IndexJob:
+        return IndexJob(
+            self.store,
+            repo_id,
+            root,
+            options,
+            clock=self.clock,
+            encoding=self.encoding,
+            on_progress=on_progress,
+        )
+
+    def _alive(self, repo_id: str, pid: object) -> bool:
+        if pid == os.getpid():
+            thread = self._threads.get(repo_id)
+            return thread is not None and thread.is_alive()
+        if not isinstance(pid, int):
+            return False
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+
+    def _repo(self, repo_id: str) -> dict[str, Any]:
+        record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        if record is None or not isinstance(record.value, dict):
+            raise NotFoundError(f"no repository {repo_id!r} is registered")
+        return dict(record.value)
+
+    def _node(self, repo_id: str, path: str) -> dict[str, Any] | None:
+        record = self.store.get(STRUCTURAL, file_key(repo_id, path))
+        return record.value if record is not None and isinstance(record.value, dict) else None
+
+    def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
+        record = self.store.get(XREF, xref_key(repo_id, name))
+        return record.value if record is not None and isinstance(record.value, dict) else {}
+
+
+def _options(repo: dict[str, Any]) -> WalkOptions:
+    filters = repo.get("filters") if isinstance(repo.get("filters"), dict) else {}
+    assert isinstance(filters, dict)
+    return WalkOptions(
+        include_globs=tuple(filters.get("includeGlobs") or ()),
+        exclude_globs=tuple(filters.get("excludeGlobs") or ()),
+        respect_gitignore=bool(filters.get("respectGitignore", True)),
+    )
+
+
+def _run_quietly(job: IndexJob) -> None:
+    try:
+        job.run()
+    except RepoContextError:
+        pass  # recorded in the status by the job itself
+    except Exception:  # the thread must not die loudly; the job recorded the failure
+        pass

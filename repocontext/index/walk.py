@@ -1,0 +1,258 @@
+"""Which files of a repository get indexed: git's view where there is one, else .gitignore rules.
+
+* In a git work tree the file list is ``git ls-files -co --exclude-standard -z`` (tracked plus
+  untracked-but-not-ignored; ``--exclude-standard`` is dropped when ignore rules are off).
+* Elsewhere the tree is walked and every ``.gitignore`` on the way applies below its directory
+  (gitignore semantics from :mod:`pathspec`).
+* ``.git`` is always skipped; include/exclude globs (gitwildmatch patterns) filter the list.
+* A symlink is followed only when it resolves to a file inside the root; one that leaves the
+  root, dangles or points at a directory is reported as an issue and skipped.
+* Files that vanish or cannot be stat-ed are reported, never fatal.
+
+The walk only stats files; reading them (digests, binary detection, parsing) is the job's.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import pathspec
+
+from repocontext.errors import DangerousRootError, PathNotFoundError
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "WalkEntry",
+    "WalkIssue",
+    "WalkOptions",
+    "WalkResult",
+    "check_root",
+    "is_git_worktree",
+    "walk",
+]
+
+DEFAULT_MAX_FILE_BYTES: Final = 1_000_000
+_GIT_TIMEOUT: Final = 120
+
+
+@dataclass(frozen=True, slots=True)
+class WalkOptions:
+    """Filters of a walk.
+
+    Attributes:
+        include_globs: When given, only paths matching one of them are kept.
+        exclude_globs: Paths matching one of them are dropped.
+        respect_gitignore: Honour .gitignore files (and git's exclude rules).
+        exclude_binary: Skip binary files (NUL in the first 8 KiB) entirely; otherwise they
+            become nodes without content.
+        max_file_bytes: Files larger than this become nodes without content.
+    """
+
+    include_globs: tuple[str, ...] = ()
+    exclude_globs: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    exclude_binary: bool = True
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEntry:
+    """One file to index.
+
+    Attributes:
+        path: Repository-relative posix path.
+        size: Bytes.
+        mtime_ns: Modification time in nanoseconds.
+        inode: Inode number (0 where the platform has none).
+        oversized: Larger than the size cap: recorded without content.
+    """
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    oversized: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WalkIssue:
+    """A path the walk skipped, and why (``vanished``, ``unreadable``, ``symlink_outside``...)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WalkResult:
+    """Files to index, in path order, and the paths skipped with a reason."""
+
+    entries: list[WalkEntry]
+    issues: list[WalkIssue] = field(default_factory=list)
+    git: bool = False
+
+
+def check_root(root: Path) -> Path:
+    """Resolve a repository root and refuse dangerous ones.
+
+    Raises:
+        PathNotFoundError: The root is not an existing directory.
+        DangerousRootError: The root is the filesystem root or the home directory.
+    """
+    resolved = Path(root).expanduser().resolve()
+    if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
+        raise DangerousRootError(
+            f"refusing to index {resolved}: it is the filesystem root or the home directory",
+            hint="Point at a repository directory instead.",
+        )
+    if not resolved.is_dir():
+        raise PathNotFoundError(f"{resolved} is not an existing directory")
+    return resolved
+
+
+def is_git_worktree(root: Path) -> bool:
+    """Return True when ``root`` is the top of a git work tree."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and Path(out.stdout.strip()).resolve() == root.resolve()
+
+
+def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
+    """List the files of ``root`` to index.
+
+    Raises:
+        PathNotFoundError: The root is not an existing directory.
+        DangerousRootError: The root is the filesystem root or the home directory.
+    """
+    options = options or WalkOptions()
+    root = check_root(root)
+    git = is_git_worktree(root)
+    candidates = _git_files(root, options) if git else _walk_files(root, options)
+    keep = _filter(options)
+    entries: list[WalkEntry] = []
+    issues: list[WalkIssue] = []
+    for rel in sorted(set(candidates)):
+        if not keep(rel):
+            continue
+        entry = _stat_entry(root, rel, options, issues)
+        if entry is not None:
+            entries.append(entry)
+    return WalkResult(entries, issues, git)
+
+
+def _git_files(root: Path, options: WalkOptions) -> list[str]:
+    args = ["git", "-C", str(root), "ls-files", "-co", "-z"]
+    if options.respect_gitignore:
+        args.append("--exclude-standard")
+    out = subprocess.run(args, capture_output=True, timeout=_GIT_TIMEOUT, check=False)
+    if out.returncode != 0:
+        return _walk_files(root, options)
+    names = out.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return [n for n in names if n and not _in_git_dir(n)]
+
+
+def _walk_files(root: Path, options: WalkOptions) -> list[str]:
+    found: list[str] = []
+    specs: dict[str, pathspec.GitIgnoreSpec] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        rel_dir = Path(dirpath).relative_to(root).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir
+        if options.respect_gitignore:
+            _load_gitignore(Path(dirpath), rel_dir, specs)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d != ".git" and not _ignored(f"{rel_dir}/{d}".lstrip("/") + "/", specs)
+        )
+        found.extend(
+            rel for name in filenames if not _ignored(rel := f"{rel_dir}/{name}".lstrip("/"), specs)
+        )
+    return found
+
+
+def _load_gitignore(
+    directory: Path, rel_dir: str, specs: dict[str, pathspec.GitIgnoreSpec]
+) -> None:
+    ignore = directory / ".gitignore"
+    try:
+        lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return
+    specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(rel: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> bool:
+    for base, spec in specs.items():
+        if base and not rel.startswith(base + "/"):
+            continue
+        if spec.match_file(rel[len(base) + 1 :] if base else rel):
+            return True
+    return False
+
+
+def _filter(options: WalkOptions) -> _Keep:
+    include = pathspec.GitIgnoreSpec.from_lines(options.include_globs)
+    exclude = pathspec.GitIgnoreSpec.from_lines(options.exclude_globs)
+    return _Keep(include if options.include_globs else None, exclude)
+
+
+@dataclass(frozen=True, slots=True)
+class _Keep:
+    include: pathspec.GitIgnoreSpec | None
+    exclude: pathspec.GitIgnoreSpec
+
+    def __call__(self, rel: str) -> bool:
+        if _in_git_dir(rel):
+            return False
+        if self.include is not None and not self.include.match_file(rel):
+            return False
+        return not self.exclude.match_file(rel)
+
+
+def _in_git_dir(rel: str) -> bool:
+    return rel == ".git" or rel.startswith(".git/") or "/.git/" in rel
+
+
+def _stat_entry(
+    root: Path, rel: str, options: WalkOptions, issues: list[WalkIssue]
+) -> WalkEntry | None:
+    full = root / rel
+    try:
+        info = full.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            target = full.resolve()
+            if not target.is_relative_to(root):
+                issues.append(WalkIssue(rel, "symlink_outside"))
+                return None
+            info = target.stat()
+        if not stat.S_ISREG(info.st_mode):
+            issues.append(WalkIssue(rel, "not_a_file"))
+            return None
+    except FileNotFoundError:
+        issues.append(WalkIssue(rel, "vanished"))
+        return None
+    except OSError as exc:
+        issues.append(WalkIssue(rel, f"unreadable: {exc.strerror}"))
+        return None
+    return WalkEntry(
+        rel, info.st_size, info.st_mtime_ns, info.st_ino, info.st_size > options.max_file_bytes
+    )
+
+
+def iter_chunks(paths: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    """Yield ``paths`` in slices of ``size``."""
+    for start in range(0, len(paths), size):
+        yield paths[start : start + size]

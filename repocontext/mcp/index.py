@@ -1,0 +1,210 @@
+"""Index tools: bootstrap, index_status, outline, related, changed."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Annotated, Final
+
+from mcp.types import ToolAnnotations
+from pydantic import Field, JsonValue
+
+from repocontext.index.drift import DriftReport
+from repocontext.index.service import IndexStatus
+from repocontext.index.walk import WalkOptions
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.workspace import Workspace
+
+__all__ = ["index_tools"]
+
+WRITE: Final = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+)
+
+RepoId = Annotated[str, Field(description="Repository id (see repocontext_list_repos).")]
+RepoPath = Annotated[str, Field(description="File path relative to the repository root.")]
+
+
+class IndexStatusResult(WireModel):
+    """Result of ``repocontext_index_status`` and ``repocontext_bootstrap``."""
+
+    repo_id: str
+    status: str
+    phase: str | None
+    counters: dict[str, JsonValue]
+    attempt: int
+    started_at: str | None
+    finished_at: str | None
+    elapsed_ms: int
+    error: dict[str, JsonValue] | None = None
+    issues: list[JsonValue] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, status: IndexStatus) -> IndexStatusResult:
+        """Build the wire form of an :class:`IndexStatus`."""
+        return cls.model_validate(dataclasses.asdict(status))
+
+
+class OutlineResult(WireModel):
+    """Result of ``repocontext_outline``."""
+
+    exists: bool
+    language: str | None
+    token_count: int | None
+    symbols: list[JsonValue]
+
+
+class RelatedResult(WireModel):
+    """Result of ``repocontext_related``."""
+
+    exists: bool
+    imports: list[JsonValue]
+    references: list[JsonValue]
+    dependents: list[JsonValue]
+    covering_tests: list[JsonValue]
+
+
+class ImpactedEntry(WireModel):
+    """One impacted file."""
+
+    path: str
+    reason: str
+
+
+class ChangedResult(WireModel):
+    """Result of ``repocontext_changed``."""
+
+    added: list[str]
+    updated: list[str]
+    removed: list[str]
+    impacted: list[ImpactedEntry]
+    checked_files: int
+    elapsed_ms: int
+
+    @classmethod
+    def of(cls, report: DriftReport) -> ChangedResult:
+        """Build the wire form of a :class:`DriftReport`."""
+        return cls(
+            added=report.added,
+            updated=report.updated,
+            removed=report.removed,
+            impacted=[ImpactedEntry(path=i.path, reason=i.reason) for i in report.impacted],
+            checked_files=report.checked_files,
+            elapsed_ms=report.elapsed_ms,
+        )
+
+
+def index_tools(workspace: Workspace) -> list[ToolSpec]:
+    """Return the index tools bound to ``workspace``."""
+    return [
+        _bootstrap(workspace),
+        _index_status(workspace),
+        _outline(workspace),
+        _related(workspace),
+        _changed(workspace),
+    ]
+
+
+def _bootstrap(workspace: Workspace) -> ToolSpec:
+    @map_errors
+    def repocontext_bootstrap(
+        repoRoot: Annotated[str, Field(description="Repository directory inside the workspace.")],
+        repoId: Annotated[str | None, Field(description="Id; default: the directory name.")] = None,
+        includeGlobs: list[str] | None = None,
+        excludeGlobs: list[str] | None = None,
+        respectGitignore: bool = True,
+        excludeBinary: bool = True,
+    ) -> IndexStatusResult:
+        """Register a repository and index it in the background; returns at once.
+
+        `repoRoot` must resolve inside the server's workspace root (symlinks resolved),
+        else `path.outside_workspace`; `/` and the home directory are refused. Globs are
+        gitignore-style. Returns the progress snapshot of the run (`status`, `phase`,
+        `counters`). Calling it again for the same repository starts an incremental run.
+
+        Next: poll repocontext_index_status until `status` is `completed`, then use
+        repocontext_outline / repocontext_related / repocontext_scan.
+        """
+        options = WalkOptions(
+            include_globs=tuple(includeGlobs or ()),
+            exclude_globs=tuple(excludeGlobs or ()),
+            respect_gitignore=respectGitignore,
+            exclude_binary=excludeBinary,
+        )
+        return IndexStatusResult.of(workspace.bootstrap(Path(repoRoot), repoId, options))
+
+    return ToolSpec(
+        "repocontext_bootstrap", repocontext_bootstrap, "Index a repository", WRITE, writes=True
+    )
+
+
+def _index_status(workspace: Workspace) -> ToolSpec:
+    @map_errors
+    def repocontext_index_status(repoId: RepoId) -> IndexStatusResult:
+        """Report the last or current index run of a repository.
+
+        `status`: `none` (never indexed), `running`, `completed` or `failed` (with
+        `error{code, message}`; `index.interrupted` when the indexing process died).
+        `phase`: `walking`, `parsing`, `applying`. `counters`: filesSeen, filesUnchanged,
+        filesRead, filesAdded, filesUpdated, filesTouched (same bytes, new stat),
+        filesRemoved, filesSkipped, symbols, projectionWrites, projectionDeletes, chunks.
+        `issues` lists up to 50 skipped paths with the reason (vanished, unreadable,
+        symlink_outside...). Unknown repoId: `repo.not_found`.
+        """
+        return IndexStatusResult.of(workspace.index.status(repoId))
+
+    return ToolSpec("repocontext_index_status", repocontext_index_status, "Index status", READ_ONLY)
+
+
+def _outline(workspace: Workspace) -> ToolSpec:
+    @map_errors
+    def repocontext_outline(repoId: RepoId, path: RepoPath) -> OutlineResult:
+        """Return a file's outline from the index, without reading the file.
+
+        `symbols[{kind, name, fullyQualifiedName, signature, startLine, endLine, children?}]`
+        (1-based inclusive lines), `language` (null for unknown languages, which have no
+        symbols) and `tokenCount` (exact o200k tokens of the whole file). `exists` is false
+        when the path is not indexed (check the spelling with repocontext_scan scope=files).
+        """
+        view = workspace.index.outline(repoId, path)
+        return OutlineResult.model_validate(dataclasses.asdict(view))
+
+    return ToolSpec("repocontext_outline", repocontext_outline, "File outline", READ_ONLY)
+
+
+def _related(workspace: Workspace) -> ToolSpec:
+    @map_errors
+    def repocontext_related(repoId: RepoId, path: RepoPath) -> RelatedResult:
+        """Return what a file imports and references, who depends on it, which tests cover it.
+
+        Each of `imports`, `references`, `dependents`, `coveringTests` is a list of
+        `{path, reason, names?}`; `reason` says why the link was made (e.g.
+        `python import pkg.util`, `naming test_util.py`, `test imports src/util.py`).
+        Imports of packages outside the repository are not listed.
+
+        Next: repocontext_outline on a related file, or repocontext_changed to see what a
+        change impacts.
+        """
+        view = workspace.index.related(repoId, path)
+        return RelatedResult.model_validate(dataclasses.asdict(view))
+
+    return ToolSpec("repocontext_related", repocontext_related, "Related files", READ_ONLY)
+
+
+def _changed(workspace: Workspace) -> ToolSpec:
+    @map_errors
+    def repocontext_changed(
+        repoId: RepoId,
+        path: Annotated[str | None, Field(description="Limit to this file or directory.")] = None,
+    ) -> ChangedResult:
+        """Compare the working tree with the index: what was added, updated, removed.
+
+        Stat first, then content digest, so untouched files are not read. `impacted` lists
+        dependents and covering tests of the changes with the reason. `path` narrows the
+        check to a file or directory inside the repository (outside:
+        `path.outside_workspace`). Nothing is written; re-run repocontext_bootstrap (or wait
+        for the live reconcile) to bring the index up to date.
+        """
+        return ChangedResult.of(workspace.index.changed(repoId, path))
+
+    return ToolSpec("repocontext_changed", repocontext_changed, "Drift since indexing", READ_ONLY)

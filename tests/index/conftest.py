@@ -1,0 +1,69 @@
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from repocontext.settings import Settings
+from repocontext.testing import FakeClock
+from repocontext.workspace import Workspace
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": (
+        "import os\n\n\nDEFAULT = 3\n\n\ndef parse(text):\n    return text.split()\n\n\n"
+        "class Helper:\n    def run(self, value):\n        return parse(value)\n"
+    ),
+    "pkg/app.py": (
+        "from pkg.util import Helper, parse\nfrom . import util\n\n\n"
+        "def main():\n    return Helper().run(parse('a b'))\n"
+    ),
+    "tests/test_util.py": (
+        "from pkg.util import parse\n\n\ndef test_parse():\n    assert parse('a b') == ['a', 'b']\n"
+    ),
+    "web/index.js": (
+        "import { helper } from './lib';\nexport function start() { return helper(); }\n"
+    ),
+    "web/lib/index.js": "export function helper() { return 1; }\n",
+    "README.md": "# demo\n",
+    "ignored.log": "noise\n",
+    ".gitignore": "*.log\n",
+}
+
+
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
+    )
+    return out.stdout
+
+
+def make_repo(root: Path, files: dict[str, str | bytes] | None = None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, body in (files or FILES).items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(body, bytes):
+            target.write_bytes(body)
+        else:
+            target.write_text(body)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "-c", "user.email=t@example.com", "-c", "user.name=t", "add", "-A")
+    git(root, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "init")
+    return root
+
+
+@pytest.fixture
+def repo_factory():
+    return make_repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "ws" / "demo")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, repo: Path):
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent)
+    with Workspace.open(settings, clock=FakeClock()) as opened:
+        yield opened

@@ -1,0 +1,145 @@
+import os
+from pathlib import Path
+
+from repocontext.index.job import load_file_nodes
+from repocontext.index.walk import WalkOptions
+from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, XREF
+from repocontext.store.keys import content_key, file_key, symbol_key, xref_key
+
+
+def index(workspace, repo, **options):
+    return workspace.bootstrap(repo, options=WalkOptions(**options), background=False)
+
+
+def test_a_first_run_indexes_every_tracked_and_untracked_unignored_file(workspace, repo):
+    status = index(workspace, repo)
+    assert status.status == "completed"
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "ignored.log" not in nodes
+    assert {"pkg/util.py", "pkg/app.py", "tests/test_util.py", "web/index.js"} <= set(nodes)
+    util = nodes["pkg/util.py"]
+    assert util["language"] == "python"
+    assert util["matchesGitIndex"] is True
+    assert util["tokenCount"] > 10
+    assert [s["name"] for s in util["symbols"]] == ["DEFAULT", "parse", "Helper"]
+    assert nodes["README.md"]["language"] is None
+    assert (
+        workspace.store.get(CONTENT, content_key("demo", "README.md")).value["text"] == "# demo\n"
+    )
+    assert status.counters["filesAdded"] == len(nodes)
+    assert workspace.get_repo("demo").files == len(nodes)
+    assert workspace.health("demo").repository.verdict == "keyword_only"
+
+
+def test_links_carry_the_reason_they_were_made(workspace, repo):
+    index(workspace, repo)
+    related = workspace.index.related("demo", "pkg/util.py")
+    assert {link["path"] for link in related.dependents} >= {"pkg/app.py"}
+    tests = {link["path"]: link["reason"] for link in related.covering_tests}
+    assert "tests/test_util.py" in tests
+    assert "import" in tests["tests/test_util.py"]
+    js = workspace.index.related("demo", "web/index.js")
+    assert [link["path"] for link in js.imports] == ["web/lib/index.js"]
+    symbol = workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.parse"))
+    assert symbol.value["defs"][0]["path"] == "pkg/util.py"
+    assert "pkg/app.py" in symbol.value["users"]
+
+
+def test_a_rerun_over_an_unchanged_tree_writes_nothing_but_status(workspace, repo):
+    index(workspace, repo)
+    before = workspace.store.last_seq()
+    status = index(workspace, repo)
+    changes = workspace.store.changes(after=before)
+    assert {c.key for c in changes} == {"repo/demo"}
+    assert status.counters["filesUnchanged"] == status.counters["filesSeen"]
+    assert status.counters["filesRead"] == 0
+
+
+def test_an_edit_a_new_file_and_a_deletion_are_applied_incrementally(workspace, repo):
+    index(workspace, repo)
+    (repo / "pkg/util.py").write_text(
+        "def parse(text):\n    return [text]\n\n\ndef extra():\n    pass\n"
+    )
+    (repo / "pkg/new.py").write_text("from pkg.util import extra\n")
+    (repo / "web/lib/index.js").unlink()
+    status = index(workspace, repo)
+    counters = status.counters
+    assert (counters["filesUpdated"], counters["filesAdded"], counters["filesRemoved"]) == (1, 1, 1)
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "web/lib/index.js" not in nodes
+    assert workspace.store.get(CONTENT, content_key("demo", "web/lib/index.js")) is None
+    assert workspace.store.get(XREF, xref_key("demo", "in:web/lib/index.js")) is None
+    assert workspace.index.related("demo", "web/index.js").imports == []
+    assert workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.Helper")) is None
+    assert nodes["pkg/util.py"]["matchesGitIndex"] is False
+    dependents = workspace.index.related("demo", "pkg/util.py").dependents
+    assert "pkg/new.py" in {link["path"] for link in dependents}
+
+
+def test_a_touched_file_with_the_same_bytes_is_not_reparsed(workspace, repo):
+    index(workspace, repo)
+    target = repo / "pkg/app.py"
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10_000_000))
+    status = index(workspace, repo)
+    assert status.counters["filesTouched"] == 1
+    assert status.counters["filesUpdated"] == 0
+    assert (
+        load_file_nodes(workspace.store, "demo")["pkg/app.py"]["mtimeNs"]
+        == stat.st_mtime_ns + 10_000_000
+    )
+
+
+def test_binary_oversized_undecodable_and_symlinked_files_are_handled(workspace, repo):
+    (repo / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    (repo / "big.py").write_text("x = 1\n" * 50)
+    (repo / "latin1.py").write_bytes("name = 'caf\xe9'\n".encode("latin-1"))
+    (repo / "outside").symlink_to("/etc/hostname")
+    status = index(workspace, repo, max_file_bytes=200)
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "blob.bin" not in nodes
+    assert nodes["big.py"]["oversized"] is True
+    assert nodes["big.py"]["hasContent"] is False
+    assert nodes["latin1.py"]["undecodable"] is True
+    assert "outside" not in nodes
+    reasons = {i["path"]: i["reason"] for i in status.issues}
+    assert reasons["outside"] == "symlink_outside"
+    kept = index(workspace, repo, max_file_bytes=200, exclude_binary=False)
+    assert load_file_nodes(workspace.store, "demo")["blob.bin"]["binary"] is True
+    assert kept.status == "completed"
+
+
+def test_include_and_exclude_globs_filter_the_index(workspace, repo):
+    index(workspace, repo, include_globs=("pkg/**",), exclude_globs=("pkg/app.py",))
+    assert set(load_file_nodes(workspace.store, "demo")) == {"pkg/__init__.py", "pkg/util.py"}
+
+
+def test_a_tree_without_git_honours_gitignore_files(tmp_path, workspace):
+    plain = tmp_path / "ws" / "plain"
+    (plain / "sub").mkdir(parents=True)
+    (plain / ".gitignore").write_text("*.tmp\n")
+    (plain / "sub" / ".gitignore").write_text("secret.py\n")
+    (plain / "sub" / "secret.py").write_text("x = 1\n")
+    (plain / "sub" / "open.py").write_text("y = 2\n")
+    (plain / "junk.tmp").write_text("z")
+    workspace.bootstrap(plain, background=False)
+    assert set(load_file_nodes(workspace.store, "plain")) == {
+        ".gitignore",
+        "sub/.gitignore",
+        "sub/open.py",
+    }
+
+
+def test_background_bootstrap_returns_at_once_and_completes(workspace, repo):
+    first = workspace.bootstrap(repo)
+    assert first.status in ("running", "completed")
+    done = workspace.index.wait("demo", timeout=120)
+    assert done.status == "completed"
+    assert done.attempt == 1
+    assert workspace.index.outline("demo", "pkg/util.py").exists
+
+
+def test_file_records_live_under_the_key_grammar(workspace, repo):
+    index(workspace, repo)
+    assert workspace.store.get(STRUCTURAL, file_key("demo", "pkg/util.py")) is not None
+    assert Path(workspace.get_repo("demo").root) == repo.resolve()

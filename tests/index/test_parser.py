@@ -1,0 +1,350 @@
+"""Outlines per language against hand-checked fixtures, plus language and path detection."""
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from repocontext.errors import RepoContextError, UnsupportedLanguageError
+from repocontext.index.languages import LANGUAGES, is_config_path, is_test_path, language_for
+from repocontext.index.model import FileOutline, ImportRef, Symbol
+from repocontext.index.parser import MAX_REFERENCES, module_name, parse_outline
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "languages"
+
+
+def symbol_json(symbol: Symbol) -> dict:
+    return {
+        "kind": symbol.kind,
+        "name": symbol.name,
+        "fullyQualifiedName": symbol.fq_name,
+        "signature": symbol.signature,
+        "startLine": symbol.start_line,
+        "endLine": symbol.end_line,
+        "children": [symbol_json(child) for child in symbol.children],
+    }
+
+
+def import_json(ref: ImportRef) -> dict:
+    return {
+        "spec": ref.spec,
+        "kind": ref.kind,
+        "line": ref.line,
+        "level": ref.level,
+        "names": list(ref.names),
+        "system": ref.system,
+    }
+
+
+def outline_json(outline: FileOutline) -> dict:
+    return {
+        "language": outline.language,
+        "package": outline.package,
+        "errors": outline.errors,
+        "symbols": [symbol_json(symbol) for symbol in outline.symbols],
+        "imports": [import_json(ref) for ref in outline.imports],
+    }
+
+
+def sample_of(language: str) -> Path:
+    (sample,) = (FIXTURES / language).glob("sample.*")
+    return sample
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_outline_of_each_language_sample_matches_its_expected_json(language):
+    sample = sample_of(language)
+    expected = json.loads((FIXTURES / language / "expected.json").read_text())
+    outline = parse_outline(language, sample.read_bytes(), sample.name)
+    assert outline_json(outline) == expected
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_fixture_sample_is_named_for_its_language(language):
+    assert language_for(sample_of(language).name) == language
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_references_are_sorted_distinct_and_exclude_top_level_names(language):
+    sample = sample_of(language)
+    outline = parse_outline(language, sample.read_bytes(), sample.name)
+    top_level = {symbol.name for symbol in outline.symbols}
+    assert outline.references
+    assert list(outline.references) == sorted(set(outline.references))
+    assert top_level.isdisjoint(outline.references)
+
+
+def test_python_references_include_used_names_and_nested_definitions():
+    sample = sample_of("python")
+    outline = parse_outline("python", sample.read_bytes(), sample.name)
+    assert {"OrderedDict", "json", "loads", "self", "build", "describe"} <= set(outline.references)
+    assert "Inventory" not in outline.references
+    assert "MAX_ITEMS" not in outline.references
+
+
+def test_references_are_capped():
+    source = "\n".join(f"value_{index:05d} = other_{index:05d}" for index in range(3000))
+    outline = parse_outline("python", source.encode(), "big.py")
+    assert len(outline.references) == MAX_REFERENCES
+    assert outline.references[0] == "other_00000"
+
+
+def test_unknown_language_raises_an_error_with_a_stable_code():
+    with pytest.raises(UnsupportedLanguageError) as caught:
+        parse_outline("cobol", b"IDENTIFICATION DIVISION.", "main.cob")
+    assert isinstance(caught.value, RepoContextError)
+    assert caught.value.code == "index.unsupported_language"
+    assert caught.value.language == "cobol"
+
+
+def test_file_with_syntax_errors_still_yields_symbols_and_reports_errors():
+    source = b"class Broken(:\n    pass\n\ndef fine(x):\n    return x\n\ndef bad(:\n"
+    outline = parse_outline("python", source, "pkg/broken.py")
+    assert outline.errors is True
+    assert "pkg.broken.fine" in {symbol.fq_name for symbol in outline.symbols}
+
+
+def test_clean_file_reports_no_errors():
+    outline = parse_outline("go", b"package main\n\nfunc main() {}\n", "cmd/app/main.go")
+    assert outline.errors is False
+    assert outline.package == "main"
+    assert outline.symbols[0].fq_name == "cmd.app.main.main"
+
+
+def test_non_utf8_bytes_do_not_crash_and_decode_with_replacement():
+    source = b"# caf\xe9\nNAME = '\xff\xfe'\n\ndef run():  # \x80\n    return NAME\n"
+    outline = parse_outline("python", source, "latin.py")
+    assert [symbol.name for symbol in outline.symbols] == ["NAME", "run"]
+    assert outline.symbols[1].signature == "def run():  # \ufffd"
+
+
+def test_empty_source_gives_an_empty_outline():
+    assert parse_outline("rust", b"", "src/lib.rs") == FileOutline(language="rust")
+
+
+def test_signature_is_stripped_and_cut_at_200_characters():
+    params = ", ".join(f"argument_{index}" for index in range(40))
+    outline = parse_outline("python", f"class A:\n    def f({params}): pass\n".encode(), "m.py")
+    (symbol,) = outline.symbols[0].children
+    assert symbol.signature.startswith("def f(argument_0")
+    assert len(symbol.signature) == 200
+
+
+def test_python_package_init_names_the_package_and_dunder_main_keeps_its_name():
+    outline = parse_outline("python", b"def f(): pass\n", "src/pkg/__init__.py")
+    assert outline.symbols[0].fq_name == "src.pkg.f"
+    assert module_name("src/pkg/__main__.py") == "src.pkg.__main__"
+
+
+@pytest.mark.parametrize(
+    ("path", "module"),
+    [
+        ("src/pkg/mod.py", "src.pkg.mod"),
+        ("./lib/util.ts", "lib.util"),
+        ("lib\\win.c", "lib.win"),
+        ("types.d.ts", "types.d"),
+        ("Rakefile", "Rakefile"),
+        (".eslintrc.js", ".eslintrc"),
+        ("__init__.py", ""),
+    ],
+)
+def test_module_name_is_the_path_without_extension_dotted(path, module):
+    assert module_name(path) == module
+
+
+def test_root_init_symbols_have_no_leading_dot():
+    outline = parse_outline("python", b"class A: pass\n", "__init__.py")
+    assert outline.symbols[0].fq_name == "A"
+
+
+def test_parsers_work_from_several_threads():
+    sample = sample_of("rust").read_bytes()
+    expected = parse_outline("rust", sample, "sample.rs")
+    results: list[FileOutline] = []
+    lock = threading.Lock()
+
+    def work():
+        outline = parse_outline("rust", sample, "sample.rs")
+        with lock:
+            results.append(outline)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert results == [expected] * 4
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("a/b.py", "python"),
+        ("stubs/x.pyi", "python"),
+        ("web/app.js", "javascript"),
+        ("web/app.mjs", "javascript"),
+        ("web/app.cjs", "javascript"),
+        ("web/App.jsx", "javascript"),
+        ("web/app.ts", "typescript"),
+        ("web/app.mts", "typescript"),
+        ("web/app.cts", "typescript"),
+        ("web/App.tsx", "tsx"),
+        ("cmd/main.go", "go"),
+        ("src/lib.rs", "rust"),
+        ("src/Main.java", "java"),
+        ("src/ring.c", "c"),
+        ("include/ring.h", "c"),
+        ("src/shape.cc", "cpp"),
+        ("src/shape.cpp", "cpp"),
+        ("src/shape.cxx", "cpp"),
+        ("include/shape.hpp", "cpp"),
+        ("include/shape.hh", "cpp"),
+        ("include/shape.hxx", "cpp"),
+        ("include/shape.h++", "cpp"),
+        ("src/Program.cs", "csharp"),
+        ("lib/shop.rb", "ruby"),
+        ("Rakefile", "ruby"),
+        ("Gemfile", "ruby"),
+        ("app/SRC/MAIN.PY", "python"),
+    ],
+)
+def test_language_is_chosen_by_extension_or_well_known_name(path, language):
+    assert language_for(path) == language
+
+
+@pytest.mark.parametrize("path", ["README.md", "Makefile", "data.json", ".py", "noext", ""])
+def test_files_without_a_grammar_have_no_language(path):
+    assert language_for(path) is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/helpers.py",
+        "pkg/test/fixtures.go",
+        "spec/models/user_spec.rb",
+        "src/__tests__/App.tsx",
+        "test_parser.py",
+        "pkg/parser_test.py",
+        "conftest.py",
+        "store/store_test.go",
+        "web/app.test.ts",
+        "web/app.test.js",
+        "web/App.test.tsx",
+        "web/app.spec.ts",
+        "web/app.spec.js",
+        "src/OrderServiceTest.java",
+        "src/OrderServiceTests.java",
+        "Billing/InvoiceTests.cs",
+        "Billing/InvoiceTest.cs",
+        "lib/cart_spec.rb",
+        "lib/cart_test.rb",
+    ],
+)
+def test_test_files_are_recognised_by_directory_or_name(path):
+    assert is_test_path(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/parser.py",
+        "src/testing.py",
+        "src/contest.py",
+        "src/latest.go",
+        "web/attest.ts",
+        "src/Testimonial.java",
+        "lib/specification.rb",
+        "",
+    ],
+)
+def test_source_files_are_not_tests(path):
+    assert not is_test_path(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "pyproject.toml",
+        "setup.cfg",
+        "package.json",
+        "web/tsconfig.json",
+        "web/tsconfig.build.json",
+        "go.mod",
+        "Cargo.toml",
+        "pom.xml",
+        "build.gradle",
+        "src/App/App.csproj",
+        "Gemfile",
+        "Makefile",
+        ".github/workflows/ci.yml",
+        "deploy/values.yaml",
+        "tox.ini",
+        "config/app.cfg",
+        "rustfmt.toml",
+    ],
+)
+def test_config_files_are_recognised(path):
+    assert is_config_path(path)
+
+
+@pytest.mark.parametrize("path", ["src/config.py", "data/users.json", "README.md", "main.go"])
+def test_source_and_data_files_are_not_config(path):
+    assert not is_config_path(path)
+
+
+def outline_of(language: str, source: str, path: str = "m") -> FileOutline:
+    return parse_outline(language, source.encode(), path)
+
+
+def flat(symbols: tuple[Symbol, ...]) -> list[tuple[str, str, int, int]]:
+    found = []
+    for symbol in symbols:
+        found.append((symbol.kind, symbol.fq_name, symbol.start_line, symbol.end_line))
+        found += flat(symbol.children)
+    return found
+
+
+def test_cpp_qualified_definitions_are_methods_named_without_template_arguments():
+    source = (
+        "Box<Pair<int, T>>::Inner<T>::get() {}\n"
+        "bool Point::operator<(const Point &o) const { return true; }\n"
+        "namespace a::b { void f(); }\n"
+    )
+    assert flat(outline_of("cpp", source).symbols) == [
+        ("method", "m.Box.Inner.get", 1, 1),
+        ("method", "m.Point.operator<", 2, 2),
+        ("namespace", "m.a.b", 3, 3),
+        ("function", "m.a.b.f", 3, 3),
+    ]
+    assert outline_of("cpp", source).symbols[2].name == "a::b"
+
+
+def test_csharp_file_scoped_namespace_holds_the_rest_of_the_file():
+    source = "namespace Acme.Tools;\n\nclass Hammer\n{\n    void Hit() {}\n}\n"
+    outline = outline_of("csharp", source, "src/Hammer.cs")
+    assert outline.package == "Acme.Tools"
+    assert flat(outline.symbols) == [
+        ("namespace", "src.Hammer.Acme.Tools", 1, 6),
+        ("class", "src.Hammer.Acme.Tools.Hammer", 3, 6),
+        ("method", "src.Hammer.Acme.Tools.Hammer.Hit", 5, 5),
+    ]
+
+
+def test_rust_use_forms_split_into_path_and_names():
+    source = "use y as z;\nuse {m, n};\nuse a::b::*;\nuse c::{d::{e, f}, g as h};\n"
+    refs = outline_of("rust", source).imports
+    assert [(ref.spec, ref.names) for ref in refs] == [
+        ("y", ()),
+        ("", ("m", "n")),
+        ("a::b", ("*",)),
+        ("c", ("d::{e, f}", "g")),
+    ]
+
+
+def test_go_receivers_and_rust_impls_are_named_after_the_bare_type():
+    go = outline_of("go", "package p\nfunc (b Box[T]) Get() T { return b.v }\n")
+    assert flat(go.symbols) == [("method", "m.Box.Get", 2, 2)]
+    rust = outline_of("rust", "impl<T> crate::Wrapper<T> {\n    fn new() {}\n}\n")
+    assert flat(rust.symbols) == [("impl", "m.Wrapper", 1, 3), ("method", "m.Wrapper.new", 2, 2)]

@@ -1,0 +1,586 @@
+"""Import, reference, covering-test and dependent resolution over small in-memory repositories."""
+
+from repocontext.index.model import FileOutline, ImportRef, Link, Symbol
+from repocontext.index.resolve import (
+    MAX_DEFINING_FILES,
+    RepoFiles,
+    build_symbol_index,
+    covering_tests,
+    dependents,
+    link_repository,
+    reference_links,
+    resolve_imports,
+)
+
+
+def imp(spec: str, kind: str, *names: str, level: int = 0, system: bool = False) -> ImportRef:
+    return ImportRef(spec=spec, kind=kind, line=1, level=level, names=names, system=system)
+
+
+def outline(language: str, *imports: ImportRef, refs: tuple[str, ...] = ()) -> FileOutline:
+    return FileOutline(language=language, imports=imports, references=refs)
+
+
+def fn(name: str, *children: Symbol, kind: str = "function") -> Symbol:
+    return Symbol(kind, name, name, f"def {name}()", 1, 2, children)
+
+
+def resolved(path: str, out: FileOutline, files: RepoFiles) -> dict[str, str]:
+    return {link.target: link.reason for link in resolve_imports(path, out, files)}
+
+
+# --- Python -------------------------------------------------------------------------------------
+
+PY = RepoFiles.build(
+    [
+        "app.py",
+        "util.py",
+        "pkg/__init__.py",
+        "pkg/util.py",
+        "pkg/util.pyi",
+        "pkg/sub/__init__.py",
+        "pkg/sub/mod.py",
+        "pkg/sub/sibling.py",
+        "tests/helpers.py",
+        "tests/test_app.py",
+        "stubs/api.pyi",
+    ]
+)
+
+
+def test_python_absolute_import_resolves_modules_and_package_inits() -> None:
+    out = outline("python", imp("pkg.util", "python"), imp("pkg.sub", "python"))
+    assert resolved("app.py", out, PY) == {
+        "pkg/util.py": "python import pkg.util",
+        "pkg/sub/__init__.py": "python import pkg.sub",
+    }
+
+
+def test_python_from_import_links_submodules_and_the_package_for_other_names() -> None:
+    links = resolve_imports(
+        "app.py", outline("python", imp("pkg", "python", "util", "VERSION")), PY
+    )
+    assert links == [
+        Link("app.py", "pkg/__init__.py", "import", "python import pkg", ("VERSION",)),
+        Link("app.py", "pkg/util.py", "import", "python import pkg.util"),
+    ]
+
+
+def test_python_src_layout_resolves_through_the_src_prefix() -> None:
+    files = RepoFiles.build(["src/mylib/__init__.py", "src/mylib/core.py", "tests/test_core.py"])
+    out = outline("python", imp("mylib.core", "python", "parse"))
+    assert resolved("tests/test_core.py", out, files) == {
+        "src/mylib/core.py": "python import mylib.core"
+    }
+
+
+def test_python_root_module_wins_over_the_src_layout() -> None:
+    files = RepoFiles.build(["src/mylib/core.py", "mylib/core.py", "main.py"])
+    assert list(resolved("main.py", outline("python", imp("mylib.core", "python")), files)) == [
+        "mylib/core.py"
+    ]
+
+
+def test_python_absolute_import_falls_back_to_the_importing_files_directory() -> None:
+    out = outline("python", imp("helpers", "python"))
+    assert list(resolved("tests/test_app.py", out, PY)) == ["tests/helpers.py"]
+
+
+def test_python_absolute_import_inside_a_package_never_resolves_to_a_sibling() -> None:
+    # Python 3 has no implicit relative imports: `import json` in pkg/ is the stdlib module,
+    # while a script directory such as tests/ (no __init__.py) is on sys.path.
+    files = RepoFiles.build(["pkg/__init__.py", "pkg/json.py", "pkg/app.py", "tools/json.py"])
+    assert resolved("pkg/app.py", outline("python", imp("json", "python")), files) == {}
+    assert list(resolved("tools/run.py", outline("python", imp("json", "python")), files)) == [
+        "tools/json.py"
+    ]
+
+
+def test_python_relative_imports_climb_one_package_per_extra_dot() -> None:
+    out = outline(
+        "python",
+        imp("", "python", "sibling", level=1),
+        imp("util", "python", "helper", level=2),
+    )
+    links = resolve_imports("pkg/sub/mod.py", out, PY)
+    assert [(link.target, link.reason, link.names) for link in links] == [
+        ("pkg/sub/sibling.py", "python import .sibling", ()),
+        ("pkg/util.py", "python import ..util", ("helper",)),
+    ]
+
+
+def test_python_relative_import_beyond_the_repository_top_makes_no_link() -> None:
+    # Three dots from pkg/sub/mod.py is the root (util.py); four would leave the repository.
+    assert list(resolved("pkg/sub/mod.py", outline("python", imp("util", "python", level=3)), PY))
+    assert resolved("pkg/sub/mod.py", outline("python", imp("util", "python", level=4)), PY) == {}
+
+
+def test_python_external_and_unknown_modules_make_no_link() -> None:
+    out = outline("python", imp("os.path", "python"), imp("requests", "python", "get"))
+    assert resolve_imports("app.py", out, PY) == []
+
+
+def test_python_stub_only_module_resolves_to_the_pyi_file() -> None:
+    assert list(resolved("app.py", outline("python", imp("stubs.api", "python")), PY)) == [
+        "stubs/api.pyi"
+    ]
+
+
+def test_python_package_init_is_preferred_over_a_same_named_module() -> None:
+    files = RepoFiles.build(["a/b.py", "a/b/__init__.py", "main.py"])
+    assert list(resolved("main.py", outline("python", imp("a.b", "python")), files)) == [
+        "a/b/__init__.py"
+    ]
+
+
+def test_two_imports_of_one_file_make_one_link_keeping_the_first_reason() -> None:
+    out = outline("python", imp("pkg.util", "python"), imp("pkg.util", "python", "parse"))
+    assert resolve_imports("app.py", out, PY) == [
+        Link("app.py", "pkg/util.py", "import", "python import pkg.util", ("parse",))
+    ]
+
+
+def test_self_imports_and_unknown_import_kinds_make_no_link() -> None:
+    out = outline("python", imp("pkg.util", "python"), imp("pkg.util", "cobol"))
+    assert resolve_imports("pkg/util.py", out, PY) == []
+
+
+# --- JavaScript / TypeScript --------------------------------------------------------------------
+
+JS = RepoFiles.build(
+    [
+        "src/app.ts",
+        "src/main.js",
+        "src/util.ts",
+        "src/util.js",
+        "src/only.ts",
+        "src/types.d.ts",
+        "src/components/index.tsx",
+        "src/components/index.js",
+        "lib/x.mjs",
+    ]
+)
+
+
+def test_typescript_extensionless_import_tries_ts_before_js() -> None:
+    out = outline("typescript", imp("./util", "js", "debounce", "*"))
+    assert resolve_imports("src/app.ts", out, JS) == [
+        Link("src/app.ts", "src/util.ts", "import", "js ./util -> util.ts", ("debounce",))
+    ]
+
+
+def test_javascript_extensionless_import_tries_js_before_ts() -> None:
+    out = outline("javascript", imp("./util", "js"))
+    assert resolved("src/main.js", out, JS) == {"src/util.js": "js ./util -> util.js"}
+
+
+def test_directory_import_resolves_to_its_index_file() -> None:
+    ts = resolved("src/app.ts", outline("typescript", imp("./components", "js")), JS)
+    js = resolved("src/main.js", outline("javascript", imp("./components", "js")), JS)
+    assert ts == {"src/components/index.tsx": "js ./components -> index.tsx"}
+    assert js == {"src/components/index.js": "js ./components -> index.js"}
+
+
+def test_specifier_with_an_existing_extension_resolves_exactly() -> None:
+    out = outline("typescript", imp("../lib/x.mjs", "js"))
+    assert resolved("src/app.ts", out, JS) == {"lib/x.mjs": "js ../lib/x.mjs"}
+
+
+def test_typescript_esm_js_specifier_resolves_to_the_ts_source() -> None:
+    out = outline("typescript", imp("./only.js", "js"))
+    assert resolved("src/app.ts", out, JS) == {"src/only.ts": "js ./only.js -> only.ts"}
+
+
+def test_declaration_file_resolves_when_no_source_exists() -> None:
+    assert list(resolved("src/app.ts", outline("typescript", imp("./types", "js")), JS)) == [
+        "src/types.d.ts"
+    ]
+
+
+def test_bare_and_escaping_specifiers_make_no_link() -> None:
+    out = outline(
+        "typescript",
+        imp("react", "js"),
+        imp("@scope/util", "js"),
+        imp("../../../util", "js"),
+        imp("./missing", "js"),
+    )
+    assert resolve_imports("src/app.ts", out, JS) == []
+
+
+# --- Go -----------------------------------------------------------------------------------------
+
+GO = RepoFiles.build(
+    [
+        "go.mod",
+        "main.go",
+        "cmd/tool/main.go",
+        "pkg/sub/a.go",
+        "pkg/sub/b.go",
+        "pkg/sub/a_test.go",
+        "pkg/sub/notes.md",
+        "pkg/sub/deeper/c.go",
+    ],
+    packages={"pkg/sub/a.go": "sub", "main.go": "main"},
+    go_mod_module="example.com/m/",
+)
+
+
+def test_go_import_under_the_module_links_every_non_test_go_file_of_the_package() -> None:
+    out = outline("go", imp("example.com/m/pkg/sub", "go"), imp("fmt", "go"))
+    assert resolved("cmd/tool/main.go", out, GO) == {
+        "pkg/sub/a.go": "go package example.com/m/pkg/sub",
+        "pkg/sub/b.go": "go package example.com/m/pkg/sub",
+    }
+
+
+def test_go_import_of_the_module_root_and_of_other_modules() -> None:
+    out = outline("go", imp("example.com/m", "go"), imp("example.com/mother/pkg", "go"))
+    assert list(resolved("cmd/tool/main.go", out, GO)) == ["main.go"]
+
+
+def test_go_imports_make_no_link_without_a_module_path() -> None:
+    files = RepoFiles.build(["pkg/sub/a.go", "main.go"])
+    assert resolved("main.go", outline("go", imp("example.com/m/pkg/sub", "go")), files) == {}
+
+
+# --- Rust ---------------------------------------------------------------------------------------
+
+RUST = RepoFiles.build(
+    [
+        "src/lib.rs",
+        "src/foo.rs",
+        "src/foo/inner.rs",
+        "src/inner.rs",
+        "src/bar/mod.rs",
+        "src/a.rs",
+        "src/a/b.rs",
+        "src/a/c.rs",
+        "src/net/mod.rs",
+        "crates/tool/src/main.rs",
+        "crates/tool/src/cli.rs",
+    ]
+)
+
+
+def test_rust_mod_in_lib_rs_resolves_to_a_sibling_file_or_its_mod_rs() -> None:
+    out = outline("rust", imp("foo", "rust_mod"), imp("bar", "rust_mod"), imp("gone", "rust_mod"))
+    assert resolved("src/lib.rs", out, RUST) == {
+        "src/foo.rs": "rust mod foo",
+        "src/bar/mod.rs": "rust mod bar",
+    }
+
+
+def test_rust_mod_in_a_plain_module_file_resolves_in_the_directory_named_after_it() -> None:
+    out = outline("rust", imp("inner", "rust_mod"))
+    assert list(resolved("src/foo.rs", out, RUST)) == ["src/foo/inner.rs"]
+
+
+def test_rust_use_crate_path_resolves_the_longest_module_prefix() -> None:
+    out = outline(
+        "rust",
+        imp("crate::a::b::Thing", "rust_use"),
+        imp("crate::a::Other", "rust_use"),
+        imp("std::collections::HashMap", "rust_use"),
+    )
+    assert resolved("src/foo.rs", out, RUST) == {
+        "src/a/b.rs": "rust use crate::a::b::Thing",
+        "src/a.rs": "rust use crate::a::Other",
+    }
+
+
+def test_rust_use_super_and_groups_resolve_from_the_current_module() -> None:
+    sup = resolved("src/a/b.rs", outline("rust", imp("super::c::Helper", "rust_use")), RUST)
+    # `use crate::{a::b, net};` and `use crate::a::*;` as the parser reports them.
+    group = resolved("src/lib.rs", outline("rust", imp("crate", "rust_use", "a::b", "net")), RUST)
+    glob = resolved("src/lib.rs", outline("rust", imp("crate::a", "rust_use", "*")), RUST)
+    assert list(sup) == ["src/a/c.rs"]
+    assert sorted(group) == ["src/a/b.rs", "src/net/mod.rs"]
+    assert list(glob) == ["src/a.rs"]
+
+
+def test_rust_use_above_the_crate_root_or_of_a_glob_alone_makes_no_link() -> None:
+    out = outline("rust", imp("super::super::a", "rust_use"), imp("super", "rust_use", "*"))
+    assert resolved("src/lib.rs", out, RUST) == {}
+    assert resolved("src/a/b.rs", outline("rust", imp("self::c", "rust_use")), RUST) == {}
+
+
+def test_rust_crate_root_is_the_nearest_src_directory() -> None:
+    out = outline("rust", imp("crate::cli::run", "rust_use"), imp("super::x", "rust_use"))
+    assert list(resolved("crates/tool/src/main.rs", out, RUST)) == ["crates/tool/src/cli.rs"]
+
+
+# --- Java and C# --------------------------------------------------------------------------------
+
+JAVA_PACKAGES = {
+    "src/main/java/com/acme/util/Strings.java": "com.acme.util",
+    "src/main/java/com/acme/util/Numbers.java": "com.acme.util",
+    "src/main/java/com/acme/other/Strings.java": "com.acme.other",
+    "src/main/java/com/acme/App.java": "com.acme",
+}
+JAVA = RepoFiles.build(JAVA_PACKAGES, packages=JAVA_PACKAGES)
+APP_JAVA = "src/main/java/com/acme/App.java"
+
+
+def test_java_import_resolves_the_class_file_of_the_declared_package() -> None:
+    out = outline("java", imp("com.acme.util.Strings", "java"), imp("java.util.List", "java"))
+    assert resolved(APP_JAVA, out, JAVA) == {
+        "src/main/java/com/acme/util/Strings.java": "java import com.acme.util.Strings"
+    }
+
+
+def test_java_wildcard_import_links_every_file_of_the_package() -> None:
+    out = outline("java", imp("com.acme.util", "java", "*"))  # how the parser reports `a.b.*`
+    assert resolved(APP_JAVA, out, JAVA) == {
+        "src/main/java/com/acme/util/Numbers.java": "java import com.acme.util.*",
+        "src/main/java/com/acme/util/Strings.java": "java import com.acme.util.*",
+    }
+    written = outline("java", imp("com.acme.util.*", "java"))
+    assert resolved(APP_JAVA, written, JAVA) == resolved(APP_JAVA, out, JAVA)
+
+
+def test_java_static_and_nested_imports_resolve_to_the_outer_class_file() -> None:
+    out = outline("java", imp("com.acme.other.Strings.join", "java"))
+    glob = outline("java", imp("com.acme.util.Numbers", "java", "*"))
+    assert list(resolved(APP_JAVA, out, JAVA)) == ["src/main/java/com/acme/other/Strings.java"]
+    assert list(resolved(APP_JAVA, glob, JAVA)) == ["src/main/java/com/acme/util/Numbers.java"]
+
+
+def test_java_import_falls_back_to_the_path_when_no_package_is_known() -> None:
+    files = RepoFiles.build(["java/org/x/Tool.java", "java/org/x/Main.java"])
+    out = outline("java", imp("org.x.Tool", "java"))
+    assert list(resolved("java/org/x/Main.java", out, files)) == ["java/org/x/Tool.java"]
+
+
+CS_PACKAGES = {
+    "Acme.Core/Parser.cs": "Acme.Core",
+    "Acme.Core/Lexer.cs": "Acme.Core",
+    "Acme.Core/Text/Rope.cs": "Acme.Core.Text",
+    "Acme.App/Program.cs": "Acme.App",
+}
+CS = RepoFiles.build(CS_PACKAGES, packages=CS_PACKAGES)
+
+
+def test_csharp_using_links_every_file_of_the_namespace_only() -> None:
+    out = outline("csharp", imp("Acme.Core", "csharp"), imp("System.Linq", "csharp"))
+    assert resolved("Acme.App/Program.cs", out, CS) == {
+        "Acme.Core/Lexer.cs": "csharp using Acme.Core",
+        "Acme.Core/Parser.cs": "csharp using Acme.Core",
+    }
+
+
+def test_csharp_using_static_and_alias_resolve_the_type_file() -> None:
+    out = outline("csharp", imp("Acme.Core.Parser", "csharp"))  # `using static Acme.Core.Parser;`
+    alias = outline("csharp", imp("R = Acme.Core.Text.Rope", "csharp"))
+    assert list(resolved("Acme.App/Program.cs", out, CS)) == ["Acme.Core/Parser.cs"]
+    assert list(resolved("Acme.App/Program.cs", alias, CS)) == ["Acme.Core/Text/Rope.cs"]
+
+
+# --- C / C++ and Ruby ---------------------------------------------------------------------------
+
+C = RepoFiles.build(
+    ["src/main.c", "src/util.h", "include/config.h", "a/dup.h", "b/dup.h", "third/stdio.h"]
+)
+
+
+def test_c_quoted_include_resolves_next_to_the_file_then_by_unique_basename() -> None:
+    out = outline(
+        "c",
+        imp("util.h", "c_include"),
+        imp("config.h", "c_include"),
+        imp("dup.h", "c_include"),
+        imp("stdio.h", "c_include", system=True),
+    )
+    assert resolved("src/main.c", out, C) == {
+        "src/util.h": 'c include "util.h"',
+        "include/config.h": 'c include "config.h"',
+    }
+
+
+def test_c_include_with_directories_matches_a_path_suffix() -> None:
+    out = outline("cpp", imp("../b/dup.h", "c_include"), imp("a/dup.h", "c_include"))
+    assert sorted(resolved("src/main.c", out, C)) == ["a/dup.h", "b/dup.h"]
+
+
+RUBY = RepoFiles.build(
+    ["lib/app/user.rb", "lib/app.rb", "spec/user_spec.rb", "spec/support/db.rb", "tasks.rb"]
+)
+
+
+def test_ruby_require_relative_resolves_against_the_requiring_file() -> None:
+    out = outline(
+        "ruby",
+        imp("support/db", "ruby_require_relative"),
+        imp("../lib/app/user.rb", "ruby_require_relative"),
+        imp("../../escape", "ruby_require_relative"),
+    )
+    assert resolved("spec/user_spec.rb", out, RUBY) == {
+        "spec/support/db.rb": "ruby require_relative support/db",
+        "lib/app/user.rb": "ruby require_relative ../lib/app/user.rb",
+    }
+
+
+def test_ruby_require_looks_in_lib_then_the_root() -> None:
+    out = outline(
+        "ruby",
+        imp("app/user", "ruby_require"),
+        imp("tasks", "ruby_require"),
+        imp("json", "ruby_require"),
+    )
+    assert sorted(resolved("spec/user_spec.rb", out, RUBY)) == ["lib/app/user.rb", "tasks.rb"]
+
+
+# --- references ---------------------------------------------------------------------------------
+
+
+def test_symbol_index_holds_nested_names_and_skips_impl_blocks() -> None:
+    outlines = {
+        "a.rs": FileOutline("rust", symbols=(fn("Parser", kind="struct"),)),
+        "b.rs": FileOutline("rust", symbols=(fn("Parser", fn("parse_all"), kind="impl"),)),
+    }
+    assert build_symbol_index(outlines) == {
+        "Parser": frozenset({"a.rs"}),
+        "parse_all": frozenset({"b.rs"}),
+    }
+
+
+def test_a_name_defined_in_exactly_one_other_file_makes_a_reference_link() -> None:
+    index = {"tokenize": frozenset({"lex.py"}), "Lexer": frozenset({"lex.py", "app.py"})}
+    links = reference_links("app.py", outline("python", refs=("Lexer", "tokenize")), index)
+    assert links == [
+        Link(
+            "app.py",
+            "lex.py",
+            "reference",
+            "references symbols Lexer, tokenize",
+            ("Lexer", "tokenize"),
+        )
+    ]
+
+
+def test_references_only_reach_files_of_the_same_language_family() -> None:
+    index = {"Widget": frozenset({"ui/widget.js", "App.java"}), "Parser": frozenset({"p.hpp"})}
+    ts = reference_links("ui/app.tsx", outline("tsx", refs=("Widget",)), index)
+    c = reference_links("main.c", outline("c", refs=("Parser",)), index)
+    cs = reference_links("Program.cs", outline("csharp", refs=("Widget", "Parser")), index)
+    assert [link.target for link in ts + c] == ["ui/widget.js", "p.hpp"]
+    assert cs == []
+
+
+def test_an_ambiguous_name_links_only_to_the_defining_files_it_imports() -> None:
+    index = {"render": frozenset({"a.py", "b.py", "c.py"})}
+    out = outline("python", refs=("render",))
+    assert reference_links("app.py", out, index) == []
+    assert reference_links("app.py", out, index, imported={"b.py"}) == [
+        Link("app.py", "b.py", "reference", "references symbol render", ("render",))
+    ]
+
+
+def test_names_defined_in_too_many_files_make_no_reference_link() -> None:
+    many = frozenset(f"m{i}.py" for i in range(MAX_DEFINING_FILES + 1))
+    index = {"handler": many, "handle": many - {"m0.py"}}
+    links = reference_links("app.py", outline("python", refs=("handle", "handler")), index, many)
+    assert {link.names for link in links} == {("handle",)}
+
+
+def test_short_and_stoplisted_names_make_no_reference_link() -> None:
+    index = {name: frozenset({"lib.py"}) for name in ("id", "get", "Value", "parse_row")}
+    out = outline("python", refs=("id", "get", "Value", "parse_row"))
+    assert [link.names for link in reference_links("app.py", out, index)] == [("parse_row",)]
+
+
+def test_many_names_to_one_file_are_summarised_in_the_reason() -> None:
+    names = ("alpha", "beta", "delta", "gamma", "omega")
+    links = reference_links("app.py", outline("go", refs=names), {n: {"lib.go"} for n in names})
+    assert links[0].reason == "references symbols alpha, beta, delta (+2 more)"
+    assert links[0].names == names
+
+
+def test_link_repository_uses_imports_to_disambiguate_references() -> None:
+    outlines = {
+        "app.py": outline("python", imp("b", "python"), refs=("render", "only_a")),
+        "a.py": FileOutline("python", symbols=(fn("render"), fn("only_a"))),
+        "b.py": FileOutline("python", symbols=(fn("render"),)),
+    }
+    links = link_repository(outlines, RepoFiles.build(outlines))
+    assert [(x.source, x.target, x.kind, x.names) for x in links] == [
+        ("app.py", "b.py", "import", ()),
+        ("app.py", "a.py", "reference", ("only_a",)),
+        ("app.py", "b.py", "reference", ("render",)),
+    ]
+
+
+# --- covering tests and dependents --------------------------------------------------------------
+
+
+def test_covering_test_merges_import_reference_and_naming_strongest_first() -> None:
+    links = [
+        Link(
+            "tests/test_util.py", "pkg/util.py", "reference", "references symbol parse", ("parse",)
+        ),
+        Link("tests/test_util.py", "pkg/util.py", "import", "python import pkg.util"),
+    ]
+    covered = covering_tests(links, ["pkg/util.py", "tests/test_util.py"])
+    assert covered == {
+        "pkg/util.py": [
+            Link(
+                "tests/test_util.py",
+                "pkg/util.py",
+                "test",
+                "test imports pkg/util.py; test references parse; naming test_util.py",
+                ("parse",),
+            )
+        ]
+    }
+
+
+def test_every_source_file_is_listed_and_non_test_links_do_not_cover() -> None:
+    links = [
+        Link("app.py", "pkg/util.py", "import", "python import pkg.util"),
+        Link("tests/test_misc.py", "app.py", "test", "naming test_app.py"),
+    ]
+    files = ["app.py", "pkg/util.py", "README.md", "tests/test_misc.py", "tests/conftest.py"]
+    covered = covering_tests(links, files)
+    assert covered == {"app.py": [], "pkg/util.py": []}
+
+
+def test_naming_conventions_cover_files_in_every_language() -> None:
+    pairs = {
+        "pkg/test_cache.py": "pkg/cache.py",
+        "tests/unit/store_test.py": "src/store.py",
+        "server/handler_test.go": "server/handler.go",
+        "web/src/button.test.tsx": "web/src/button.tsx",
+        "web/src/__tests__/form.spec.ts": "web/src/form.ts",
+        "src/test/java/com/acme/ParserTest.java": "src/main/java/com/acme/Parser.java",
+        "Acme.Core.Tests/LexerTests.cs": "Acme.Core/Lexer.cs",
+        "spec/models/user_spec.rb": "app/models/user.rb",
+    }
+    covered = covering_tests([], [*pairs, *pairs.values()])
+    found = {link.source: link.target for links in covered.values() for link in links}
+    assert found == pairs
+    assert covered["server/handler.go"][0].reason == "naming handler_test.go"
+
+
+def test_naming_prefers_the_mirrored_directory_and_skips_ties_without_one() -> None:
+    files = ["src/a/util.py", "src/b/util.py", "tests/a/test_util.py", "tests/test_util.py"]
+    covered = covering_tests([], files)
+    assert [link.source for link in covered["src/a/util.py"]] == ["tests/a/test_util.py"]
+    assert covered["src/b/util.py"] == []
+
+
+def test_go_naming_only_covers_a_file_in_the_same_directory() -> None:
+    covered = covering_tests([], ["server/handler.go", "other/handler_test.go"])
+    assert covered == {"server/handler.go": []}
+
+
+def test_dependents_group_links_by_target_in_a_stable_order() -> None:
+    links = [
+        Link("z.py", "lib.py", "import", "python import lib"),
+        Link("a.py", "lib.py", "reference", "references symbol run_all"),
+        Link("a.py", "lib.py", "import", "python import lib"),
+        Link("a.py", "z.py", "import", "python import z"),
+    ]
+    assert dependents(links) == {
+        "lib.py": [links[2], links[1], links[0]],
+        "z.py": [links[3]],
+    }

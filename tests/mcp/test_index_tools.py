@@ -1,0 +1,160 @@
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from repocontext.mcp import build_server
+from repocontext.settings import Settings
+from repocontext.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+
+def make_repo(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "core.py").write_text(
+        "def compute(x):\n    return x * 2\n\n\nclass Engine:\n    def start(self):\n"
+        "        return compute(1)\n"
+    )
+    (root / "tests").mkdir()
+    (root / "tests" / "test_core.py").write_text(
+        "from pkg.core import compute\n\n\ndef test_compute():\n    assert compute(2) == 4\n"
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def ok(result: CallToolResult) -> dict:
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def error(result: CallToolResult) -> dict:
+    assert result.is_error
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    return json.loads(block.text)
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    repo = make_repo(tmp_path / "ws" / "proj")
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=tmp_path / "ws", enable_writes=True
+    )
+    with Workspace.open(settings) as workspace:
+        yield workspace, repo
+
+
+async def bootstrap(client: Client, repo: Path) -> dict:
+    started = ok(await client.call_tool("repocontext_bootstrap", {"repoRoot": str(repo)}))
+    assert started["repoId"] == "proj"
+    for _ in range(1200):
+        status = ok(await client.call_tool("repocontext_index_status", {"repoId": "proj"}))
+        if status["status"] in ("completed", "failed"):
+            return status
+        await anyio.sleep(0.05)
+    raise AssertionError("index did not finish")
+
+
+@pytest.mark.timeout(120)
+async def test_bootstrap_then_outline_related_scan_recall_and_changed(served):
+    workspace, repo = served
+    async with Client(build_server(workspace, workspace.settings)) as client:
+        status = await bootstrap(client, repo)
+        assert status["status"] == "completed"
+        assert status["counters"]["filesAdded"] == 3
+        outline = ok(
+            await client.call_tool("repocontext_outline", {"repoId": "proj", "path": "pkg/core.py"})
+        )
+        assert outline["language"] == "python"
+        assert outline["tokenCount"] > 0
+        assert [s["name"] for s in outline["symbols"]] == ["compute", "Engine"]
+        assert outline["symbols"][1]["children"][0]["fullyQualifiedName"] == "pkg.core.Engine.start"
+        related = ok(
+            await client.call_tool("repocontext_related", {"repoId": "proj", "path": "pkg/core.py"})
+        )
+        assert [t["path"] for t in related["coveringTests"]] == ["tests/test_core.py"]
+        files = ok(
+            await client.call_tool(
+                "repocontext_scan", {"repoId": "proj", "scope": "files", "pageSize": 2}
+            )
+        )
+        assert len(files["entries"]) == 2 and files["continuationToken"]
+        rest = ok(
+            await client.call_tool(
+                "repocontext_scan",
+                {
+                    "repoId": "proj",
+                    "scope": "files",
+                    "pageSize": 2,
+                    "continuationToken": files["continuationToken"],
+                },
+            )
+        )
+        assert [e["path"] for e in files["entries"] + rest["entries"]] == [
+            "pkg/__init__.py",
+            "pkg/core.py",
+            "tests/test_core.py",
+        ]
+        symbol = ok(
+            await client.call_tool(
+                "repocontext_recall", {"key": "repo/proj/symbol/pkg.core.compute"}
+            )
+        )
+        assert symbol["exists"] and symbol["kind"] == "symbol"
+        assert symbol["fields"]["defs"][0]["path"] == "pkg/core.py"
+        file_entry = ok(
+            await client.call_tool("repocontext_recall", {"key": "repo/proj/file/pkg/core.py"})
+        )
+        assert file_entry["fields"]["symbolsCount"] == 2
+        (repo / "pkg" / "core.py").write_text("def compute(x):\n    return x\n")
+        changed = ok(await client.call_tool("repocontext_changed", {"repoId": "proj"}))
+        assert changed["updated"] == ["pkg/core.py"]
+        assert [i["path"] for i in changed["impacted"]] == ["tests/test_core.py"]
+
+
+@pytest.mark.timeout(60)
+async def test_index_tools_refuse_bad_input_with_stable_codes(served, tmp_path):
+    workspace, repo = served
+    async with Client(build_server(workspace, workspace.settings)) as client:
+        outside = error(
+            await client.call_tool("repocontext_bootstrap", {"repoRoot": str(tmp_path)})
+        )
+        assert outside["code"] == "path.outside_workspace"
+        missing = error(await client.call_tool("repocontext_index_status", {"repoId": "nope"}))
+        assert missing["code"] == "repo.not_found"
+        await bootstrap(client, repo)
+        scope = error(
+            await client.call_tool("repocontext_changed", {"repoId": "proj", "path": "../.."})
+        )
+        assert scope["code"] == "path.outside_workspace"
+        bad_scope = error(
+            await client.call_tool("repocontext_scan", {"repoId": "proj", "scope": "everything"})
+        )
+        assert bad_scope["code"] == "input.invalid"
+        bad_key = error(await client.call_tool("repocontext_recall", {"key": "nonsense"}))
+        assert bad_key["code"] == "store.invalid_key"
+        absent = ok(
+            await client.call_tool("repocontext_outline", {"repoId": "proj", "path": "nope.py"})
+        )
+        assert absent["exists"] is False
+
+
+@pytest.mark.timeout(60)
+async def test_bootstrap_is_not_offered_without_writes_or_a_workspace_root(tmp_path):
+    for settings in (
+        Settings(data_dir=tmp_path / "a", workspace_root=tmp_path),
+        Settings(data_dir=tmp_path / "b", enable_writes=True),
+    ):
+        with Workspace.open(settings) as workspace:
+            async with Client(build_server(workspace, settings)) as client:
+                names = {tool.name for tool in (await client.list_tools()).tools}
+        assert "repocontext_bootstrap" not in names
+        assert {"repocontext_outline", "repocontext_scan", "repocontext_index_status"} <= names
