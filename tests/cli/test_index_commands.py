@@ -1,0 +1,70 @@
+import json
+import subprocess
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from repocontext.cli import app
+
+runner = CliRunner()
+
+
+def make_repo(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "calc.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\nclass Calc:\n    def twice(self, x):\n"
+        "        return add(x, x)\n"
+    )
+    (root / "test_calc.py").write_text(
+        "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    (root / "notes.txt").write_text("hello\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    status = json.loads(invoke("index", str(repo), "--data-dir", data, "--json"))
+    assert status["status"] == "completed"
+    assert status["counters"]["filesAdded"] == 3
+    again = json.loads(invoke("status", "--data-dir", data, "--json"))
+    assert again["attempt"] == 1
+    outline = json.loads(invoke("outline", "src/calc.py", "--data-dir", data, "--json"))
+    assert [s["name"] for s in outline["symbols"]] == ["add", "Calc"]
+    related = json.loads(invoke("related", "src/calc.py", "--data-dir", data, "--json"))
+    assert [t["path"] for t in related["covering_tests"]] == ["test_calc.py"]
+    (repo / "notes.txt").write_text("changed\n")
+    changed = json.loads(invoke("changed", "--data-dir", data, "--json"))
+    assert changed["updated"] == ["notes.txt"]
+
+
+def test_text_output_is_readable(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    assert "completed" in invoke("index", str(repo), "--data-dir", data, "--exclude", "notes.txt")
+    assert "filesSeen: 2" in invoke("status", "--repo-id", "calc", "--data-dir", data)
+    text = invoke("outline", "src/calc.py", "--data-dir", data)
+    assert "class Calc" in text and "method twice" in text and "src.calc.Calc.twice" in text
+    assert "test_calc.py" in invoke("related", "src/calc.py", "--data-dir", data)
+    (repo / "src" / "new.py").write_text("x = 1\n")
+    assert "A src/new.py" in invoke("changed", "src", "--data-dir", data)
+    assert invoke("outline", "missing.py", "--data-dir", data).strip() == "not indexed"
+
+
+def test_errors_exit_non_zero_with_a_code_and_hint(tmp_path):
+    data = str(tmp_path / "data")
+    result = runner.invoke(app, ["status", "--data-dir", data])
+    assert result.exit_code == 1
+    assert "error [input.invalid]" in result.output and "hint:" in result.output
+    missing = runner.invoke(app, ["status", "--repo-id", "nope", "--data-dir", data])
+    assert missing.exit_code == 1 and "repo.not_found" in missing.output
+    root = runner.invoke(app, ["index", "/", "--data-dir", data])
+    assert root.exit_code == 1 and "path.dangerous_root" in root.output
