@@ -24,7 +24,6 @@ from typing import Final, Literal
 from repocontext.errors import (
     DangerousRootError,
     InvalidInputError,
-    NotFoundError,
     NoWorkspaceRootError,
     PathNotFoundError,
     PathOutsideWorkspaceError,
@@ -32,7 +31,7 @@ from repocontext.errors import (
 )
 from repocontext.index.job import ProgressFn
 from repocontext.index.service import IndexService, IndexStatus
-from repocontext.index.walk import DEFAULT_MAX_FILE_BYTES, WalkOptions
+from repocontext.index.walk import WalkOptions
 from repocontext.settings import Settings
 from repocontext.store import (
     STRUCTURAL,
@@ -256,22 +255,6 @@ class Workspace:
             return self.index.start(info.repo_id, root_path, options)
         return self.index.run(info.repo_id, root_path, options, on_progress)
 
-    def reindex(self, repo_id: str, *, background: bool = True) -> IndexStatus:
-        """Index a registered repository again with its stored filters.
-
-        Raises:
-            NotFoundError: No repository ``repo_id`` is registered.
-        """
-        info = self.get_repo(repo_id)
-        if info is None:
-            raise NotFoundError(f"no repository {repo_id!r} is registered")
-        record = self._store.get(STRUCTURAL, repo_key(repo_id))
-        stored = record.value if record is not None and isinstance(record.value, dict) else {}
-        options = _filters_options(stored.get("filters"))
-        if background:
-            return self.index.start(repo_id, Path(info.root), options)
-        return self.index.run(repo_id, Path(info.root), options)
-
     def get_repo(self, repo_id: str) -> RepoInfo | None:
         """Return the registered repository ``repo_id``, or ``None``.
 
@@ -355,18 +338,6 @@ def _filters_value(options: WalkOptions) -> dict[str, Value]:
         "excludeBinary": options.exclude_binary,
         "maxFileBytes": options.max_file_bytes,
     }
-
-
-def _filters_options(value: object) -> WalkOptions:
-    if not isinstance(value, dict):
-        return WalkOptions()
-    return WalkOptions(
-        include_globs=tuple(str(g) for g in value.get("includeGlobs") or ()),
-        exclude_globs=tuple(str(g) for g in value.get("excludeGlobs") or ()),
-        respect_gitignore=bool(value.get("respectGitignore", True)),
-        exclude_binary=bool(value.get("excludeBinary", True)),
-        max_file_bytes=int(value.get("maxFileBytes") or DEFAULT_MAX_FILE_BYTES),
-    )
 
 
 def _check_repo_id(repo_id: str) -> str:
