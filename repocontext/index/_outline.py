@@ -15,6 +15,9 @@ from repocontext.index.model import Symbol
 
 __all__ = ["Definition", "module_name", "nest", "qualify"]
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MAX_NAME = 120
+
 # A function directly inside one of these is a method.
 _METHOD_PARENTS = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 # Definitions that never enclose others; anything nested in them belongs to their parent.
@@ -49,6 +52,11 @@ class Definition:
     end_line: int
     pattern: int
     children: list[Definition] = field(default_factory=list)
+
+
+def _clean(name: str) -> str:
+    # Names as written may span lines (templates, macros); keys and outlines want one line.
+    return _CONTROL.sub("", " ".join(name.split()))[:_MAX_NAME]
 
 
 def module_name(path: str) -> str:
@@ -117,10 +125,10 @@ def nest(definitions: list[Definition], module: str) -> tuple[Symbol, ...]:
 
 def _symbol(definition: Definition, prefix: tuple[str, ...]) -> Symbol:
     """Freeze a definition (and its children) into a Symbol under a dotted prefix."""
-    path = prefix + definition.segments
+    path = prefix + tuple(_clean(segment) for segment in definition.segments)
     return Symbol(
         kind=definition.kind,
-        name=definition.name,
+        name=_clean(definition.name),
         fq_name=".".join(path),
         signature=definition.signature,
         start_line=definition.start_line,

@@ -26,12 +26,12 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Final
 
-from repocontext.errors import RepoContextError
+from repocontext.errors import InvalidKeyError, RepoContextError
 from repocontext.index.extract import Extracted, extract_many
 from repocontext.index.fingerprint import git_index_blobs
 from repocontext.index.nodes import NODE_FORMAT, file_node, stat_matches, touched_node
 from repocontext.index.projection import apply_projections, compute_projections
-from repocontext.index.walk import WalkEntry, WalkOptions, WalkResult, walk
+from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, walk
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, Batch, Clock, Store, Value
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 from repocontext.tokens import DEFAULT_ENCODING
@@ -128,7 +128,7 @@ class IndexJob:
         if not self._attempt:
             self.begin()
         try:
-            result = walk(self.root, self.options)
+            result = self._keyable(walk(self.root, self.options))
             self.progress.files_skipped = len(result.issues)
             self.progress.issues = [{"path": i.path, "reason": i.reason} for i in result.issues]
             changed = self._ingest(result)
@@ -148,6 +148,19 @@ class IndexJob:
         return self.progress
 
     # -- phases ------------------------------------------------------------------------
+
+    def _keyable(self, result: WalkResult) -> WalkResult:
+        """Drop files whose path no key can hold (control characters, too long)."""
+        entries, issues = [], list(result.issues)
+        for entry in result.entries:
+            try:
+                file_key(self.repo_id, entry.path)
+                content_key(self.repo_id, entry.path)
+            except InvalidKeyError:
+                issues.append(WalkIssue(entry.path, "invalid_path"))
+                continue
+            entries.append(entry)
+        return WalkResult(entries, issues, result.git)
 
     def _ingest(self, result: WalkResult) -> bool:
         progress = self.progress

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
 
+from repocontext.errors import InvalidKeyError
 from repocontext.index.model import FileOutline, Link
 from repocontext.index.nodes import iter_symbols, outline_of
 from repocontext.index.resolve import RepoFiles, covering_tests, dependents, link_repository
@@ -109,18 +110,27 @@ def _xref_records(
     for path, links in forward.items():
         imports = [_link_wire(link.target, link) for link in links if link.kind == "import"]
         refs = [_link_wire(link.target, link) for link in links if link.kind == "reference"]
-        if imports or refs:
-            records[xref_key(repo_id, f"out:{path}")] = {"imports": imports, "references": refs}
+        key = _xref_key(repo_id, f"out:{path}")
+        if (imports or refs) and key:
+            records[key] = {"imports": imports, "references": refs}
     reverse = dependents(all_links)
     tests = covering_tests(all_links, paths)
     for path in paths:
         deps = [_link_wire(link.source, link) for link in reverse.get(path, [])]
         covering = [_link_wire(link.source, link) for link in tests.get(path, [])]
-        if deps or covering:
-            records[xref_key(repo_id, f"in:{path}")] = {
+        key = _xref_key(repo_id, f"in:{path}")
+        if (deps or covering) and key:
+            records[key] = {
                 "dependents": deps,
                 "coveringTests": covering,
             }
+
+
+def _xref_key(repo_id: str, name: str) -> str | None:
+    try:
+        return xref_key(repo_id, name)
+    except InvalidKeyError:
+        return None  # a path too long for an xref key: the file keeps its own node
 
 
 def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Projections) -> None:
@@ -131,7 +141,10 @@ def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Proj
     records = out.records[SYMBOL]
     for path, outline in sorted(outlines.items()):
         for symbol in iter_symbols(outline.symbols):
-            key = symbol_key(repo_id, symbol.fq_name)
+            try:
+                key = symbol_key(repo_id, symbol.fq_name)
+            except InvalidKeyError:
+                continue  # a name no key can hold (too long); the file's outline still has it
             record = records.setdefault(
                 key,
                 {

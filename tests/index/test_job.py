@@ -143,3 +143,15 @@ def test_file_records_live_under_the_key_grammar(workspace, repo):
     index(workspace, repo)
     assert workspace.store.get(STRUCTURAL, file_key("demo", "pkg/util.py")) is not None
     assert Path(workspace.get_repo("demo").root) == repo.resolve()
+
+
+def test_a_path_no_key_can_hold_is_reported_not_fatal(workspace, repo):
+    (repo / "odd\nname.py").write_text("x = 1\n")
+    (repo / "templ.cpp").write_text(
+        "template <typename T,\n          typename U>\nint Box<T,\n    U>::size() { return 1; }\n"
+    )
+    status = index(workspace, repo)
+    assert status.status == "completed"
+    assert {"path": "odd\nname.py", "reason": "invalid_path"} in status.issues
+    symbols = workspace.index.outline("demo", "templ.cpp").symbols
+    assert all("\n" not in s["fullyQualifiedName"] for s in symbols)
