@@ -112,6 +112,7 @@ class IndexJob:
         self._last_status = 0.0
         self._started = 0.0
         self._attempt = 0
+        self._dirty_marked = False
 
     def begin(self) -> None:
         """Record the run as started (``running``/``walking``, next attempt number)."""
@@ -178,7 +179,6 @@ class IndexJob:
         removed = sorted(stored.keys() - {e.path for e in result.entries})
         if not todo and not removed:
             return False
-        self._mark_dirty()
         index_blobs = git_index_blobs(self.root) if result.git else {}
         changed = False
         with self.store.batch(commit_every=COMMIT_EVERY) as batch:
@@ -223,6 +223,7 @@ class IndexJob:
             return False
         if item.issue:
             progress.issues.append({"path": path, "reason": item.issue})
+        self._mark_dirty()
         batch.put(STRUCTURAL, file_key(self.repo_id, path), file_node(item, index_blobs.get(path)))
         if item.text is not None:
             batch.put(
@@ -239,6 +240,7 @@ class IndexJob:
         return True
 
     def _remove(self, batch: Batch, path: str) -> None:
+        self._mark_dirty()
         batch.delete(STRUCTURAL, file_key(self.repo_id, path))
         batch.delete(CONTENT, content_key(self.repo_id, path))
         self.progress.files_removed += 1
@@ -258,7 +260,7 @@ class IndexJob:
     def _project(self) -> None:
         self.progress.phase = "applying"
         self._status("running", force=True)
-        nodes = load_file_nodes(self.store, self.repo_id)
+        nodes = iter_file_nodes(self.store, self.repo_id)
         desired = compute_projections(self.repo_id, nodes, _go_module(self.root))
         diff = apply_projections(self.store, self.repo_id, desired)
         self.progress.projection_writes = diff.written
@@ -288,6 +290,11 @@ class IndexJob:
         return dict(value) if isinstance(value, dict) else {}
 
     def _mark_dirty(self) -> None:
+        # Durable before the first changed node can commit, so a crash after it leaves the
+        # projections marked for rebuilding; runs that change nothing never set it.
+        if self._dirty_marked:
+            return
+        self._dirty_marked = True
         repo = self._repo()
         if not repo.get("projectionsDirty"):
             repo["projectionsDirty"] = True
@@ -327,13 +334,16 @@ class IndexJob:
         return value
 
 
+def iter_file_nodes(store: Store, repo_id: str) -> Iterator[dict[str, Any]]:
+    """Yield every file node of a repository in path order, one page at a time."""
+    for record in store.iter_records(STRUCTURAL, family_prefix(repo_id, "file"), page_size=2000):
+        if isinstance(record.value, dict):
+            yield record.value
+
+
 def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
     """Return every file node of a repository by path."""
-    nodes: dict[str, dict[str, Any]] = {}
-    for record in store.iter_records(STRUCTURAL, family_prefix(repo_id, "file"), page_size=5000):
-        if isinstance(record.value, dict):
-            nodes[str(record.value.get("path"))] = record.value
-    return nodes
+    return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}
 
 
 def _go_module(root: Path) -> str | None:

@@ -14,7 +14,7 @@ disappears everywhere, and a run killed half-way is finished by the next one.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -49,24 +49,31 @@ class ProjectionDiff:
 
 
 def compute_projections(
-    repo_id: str, nodes: Mapping[str, Mapping[str, Any]], go_module: str | None
+    repo_id: str, nodes: Iterable[Mapping[str, Any]], go_module: str | None
 ) -> Projections:
-    """Compute every projection of one repository from its file nodes."""
+    """Compute every projection of one repository from its file nodes.
+
+    ``nodes`` is consumed once; only the outlines are kept, not the nodes.
+    """
     outlines: dict[str, FileOutline] = {}
-    for path, node in nodes.items():
+    languages: dict[str, str | None] = {}
+    for node in nodes:
+        path = str(node.get("path"))
+        languages[path] = node.get("language")
         outline = outline_of(node)
         if outline is not None:
             outlines[path] = outline
+    paths = sorted(languages)
     packages = {path: outline.package for path, outline in outlines.items()}
-    files = RepoFiles.build(sorted(nodes), packages=packages, go_mod_module=go_module)
+    files = RepoFiles.build(paths, packages=packages, go_mod_module=go_module)
     all_links = link_repository(outlines, files)
     forward: dict[str, list[Link]] = defaultdict(list)
     for link in all_links:
         forward[link.source].append(link)
     out = Projections()
-    _xref_records(repo_id, forward, all_links, sorted(nodes), out)
+    _xref_records(repo_id, forward, all_links, paths, out)
     _symbol_records(repo_id, outlines, out)
-    _package_records(repo_id, nodes, out)
+    _package_records(repo_id, languages, out)
     return out
 
 
@@ -134,9 +141,10 @@ def _xref_key(repo_id: str, name: str) -> str | None:
 
 
 def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Projections) -> None:
+    defined = {s.name for outline in outlines.values() for s in iter_symbols(outline.symbols)}
     users: dict[str, list[str]] = defaultdict(list)
     for path, outline in outlines.items():
-        for name in outline.references:
+        for name in defined.intersection(outline.references):
             users[name].append(path)
     records = out.records[SYMBOL]
     for path, outline in sorted(outlines.items()):
@@ -165,19 +173,17 @@ def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Proj
             )
 
 
-def _package_records(
-    repo_id: str, nodes: Mapping[str, Mapping[str, Any]], out: Projections
-) -> None:
+def _package_records(repo_id: str, languages: Mapping[str, str | None], out: Projections) -> None:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for path, node in nodes.items():
+    for path, language in languages.items():
         directory = PurePosixPath(path).parent.as_posix()
         if directory == ".":
             continue
-        counts[directory][node.get("language") or "other"] += 1
+        counts[directory][language or "other"] += 1
     records = out.records[STRUCTURAL]
-    for directory, languages in sorted(counts.items()):
+    for directory, per_language in sorted(counts.items()):
         records[pkg_key(repo_id, directory)] = {
             "path": directory,
-            "files": sum(languages.values()),
-            "languages": dict(sorted(languages.items())),
+            "files": sum(per_language.values()),
+            "languages": dict(sorted(per_language.items())),
         }
