@@ -212,9 +212,14 @@ class LmdbBackend:
                     except lmdb.NotFoundError:
                         continue  # a read-only view of a store that never held this tree
                 return dbs
-            with self._env.begin(write=True) as txn:
-                for name in trees:
-                    dbs[name] = self._env.open_db(name.encode(), txn=txn, create=True)
+            for _ in range(_MAX_RETRIES):
+                try:
+                    with self._env.begin(write=True) as txn:
+                        for name in trees:
+                            dbs[name] = self._env.open_db(name.encode(), txn=txn, create=True)
+                    break
+                except lmdb.MapResizedError:
+                    self._env.set_mapsize(0)  # another process grew the map since we opened
         except lmdb.Error as exc:
             raise _translate(exc, f"cannot open the trees of {self.path}") from exc
         return dbs
