@@ -8,6 +8,7 @@ can read it; a ``running`` status whose process is gone is reported as ``failed`
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from repocontext.store.keys import content_key, file_key, repo_key, xref_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +243,11 @@ def _options(repo: dict[str, Any]) -> WalkOptions:
 
 
 def _run_quietly(job: IndexJob) -> None:
+    # The top of a background thread: the job has already recorded any failure in its
+    # status, so the error is logged here and the thread ends normally.
     try:
         job.run()
-    except RepoContextError:
-        pass  # recorded in the status by the job itself
-    except Exception:  # the thread must not die loudly; the job recorded the failure
-        pass
+    except RepoContextError as exc:
+        _log.warning("index run of %s failed: %s (%s)", job.repo_id, exc.code, exc.message)
+    except Exception:
+        _log.exception("index run of %s failed unexpectedly", job.repo_id)
