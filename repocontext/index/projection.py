@@ -14,7 +14,7 @@ disappears everywhere, and a run killed half-way is finished by the next one.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -143,8 +143,8 @@ def _xref_key(repo_id: str, name: str) -> str | None:
 def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Projections) -> None:
     defined = {s.name for outline in outlines.values() for s in iter_symbols(outline.symbols)}
     users: dict[str, list[str]] = defaultdict(list)
-    for path, outline in outlines.items():
-        for name in defined.intersection(outline.references):
+    for path in sorted(outlines):  # path order, so every users list is already sorted
+        for name in defined.intersection(outlines[path].references):
             users[name].append(path)
     records = out.records[SYMBOL]
     for path, outline in sorted(outlines.items()):
@@ -159,7 +159,7 @@ def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Proj
                     "fullyQualifiedName": symbol.fq_name,
                     "name": symbol.name,
                     "defs": [],
-                    "users": sorted(u for u in users.get(symbol.name, []) if u != path)[:MAX_USERS],
+                    "users": _users(users.get(symbol.name, ()), path),
                 },
             )
             record["defs"].append(
@@ -171,6 +171,12 @@ def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Proj
                     "endLine": symbol.end_line,
                 }
             )
+
+
+def _users(sorted_users: Sequence[str], definer: str) -> list[str]:
+    # The first MAX_USERS users other than the defining file; the list is pre-sorted.
+    head = sorted_users[: MAX_USERS + 1]
+    return [u for u in head if u != definer][:MAX_USERS]
 
 
 def _package_records(repo_id: str, languages: Mapping[str, str | None], out: Projections) -> None:
