@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from repocontext.errors import InvalidInputError
-from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, Record, Store, Value
-from repocontext.store.keys import ParsedKey, family_prefix, parse_key
+from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value
+from repocontext.store.keys import ParsedKey, family_prefix, parse_key, xref_key
 
 __all__ = ["SCOPES", "EntryPage", "Scope", "recall", "scan"]
 
@@ -59,8 +59,8 @@ def recall(store: Store, key: str) -> dict[str, Value]:
             f"keys of family {parsed.family!r} cannot be recalled",
             hint="Recall repo, file, pkg, symbol or mem keys.",
         )
-    record = store.get(tree, key)
-    return _entry(parsed, key, record)
+    entry = _entry(parsed, key, store.get(tree, key))
+    return _with_users(store, entry, parsed) if parsed.family == "symbol" else entry
 
 
 def scan(
@@ -125,6 +125,21 @@ def _entry(parsed: ParsedKey, key: str, record: Record | None) -> dict[str, Valu
     entry["version"] = record.version
     if record.expires_at is not None:
         entry["expiresAt"] = record.expires_at
+    return entry
+
+
+def _with_users(store: Store, entry: dict[str, Value], parsed: ParsedKey) -> dict[str, Value]:
+    """Join a symbol entry with the users of its bare name (kept once per name)."""
+    fields = entry.get("fields")
+    name = fields.get("name") if isinstance(fields, dict) else None
+    if not isinstance(fields, dict) or not isinstance(name, str):
+        return entry
+    record = store.get(XREF, xref_key(parsed.repo_id, f"name:{name}"))
+    value: Mapping[str, Any] = (
+        record.value if record is not None and isinstance(record.value, Mapping) else {}
+    )
+    fields["users"] = list(value.get("users") or [])
+    fields["usersCount"] = int(value.get("count") or 0)
     return entry
 
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import repeat
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Final
@@ -39,6 +39,7 @@ from repocontext.tokens import DEFAULT_ENCODING
 __all__ = ["IndexJob", "IndexProgress", "load_file_nodes"]
 
 CHUNK: Final = 48
+IN_FLIGHT_PER_WORKER: Final = 3
 PARALLEL_THRESHOLD: Final = 96
 COMMIT_EVERY: Final = 400
 STATUS_INTERVAL_S: Final = 0.5
@@ -253,9 +254,17 @@ class IndexJob:
                 yield from extract_many(root, chunk, self.encoding)
             return
         context = get_context("spawn")  # never fork a process that holds an LMDB environment
+        window = self.workers * IN_FLIGHT_PER_WORKER
         with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
-            for results in pool.map(extract_many, repeat(root), chunks, repeat(self.encoding)):
-                yield from results
+            # A bounded window of chunks in flight: results carry whole file texts, so
+            # submitting everything at once would hold the repository in memory.
+            pending: deque[Future[list[Extracted]]] = deque()
+            for chunk in chunks:
+                pending.append(pool.submit(extract_many, root, chunk, self.encoding))
+                if len(pending) >= window:
+                    yield from pending.popleft().result()
+            while pending:
+                yield from pending.popleft().result()
 
     def _project(self) -> None:
         self.progress.phase = "applying"

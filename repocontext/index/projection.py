@@ -1,7 +1,9 @@
 """Projections of the code index, derived from file nodes alone and written as a diff.
 
-* symbol tree ``repo/{id}/symbol/{fq}``: where a fully qualified name is defined and which
-  files use its bare name;
+* symbol tree ``repo/{id}/symbol/{fq}``: where a fully qualified name is defined;
+* xref tree ``repo/{id}/xref/name:{name}``: the files that use a defined bare name (the
+  first 200 in path order, and their count) — one record per name, however many symbols
+  share it;
 * xref tree ``repo/{id}/xref/out:{path}``: a file's resolved imports and references;
   ``repo/{id}/xref/in:{path}``: its dependents and covering tests (the reverse projection);
 * structural tree ``repo/{id}/pkg/{dir}``: package (directory) nodes.
@@ -14,7 +16,7 @@ disappears everywhere, and a run killed half-way is finished by the next one.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Final
@@ -146,6 +148,11 @@ def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Proj
     for path in sorted(outlines):  # path order, so every users list is already sorted
         for name in defined.intersection(outlines[path].references):
             users[name].append(path)
+    names = out.records[XREF]
+    for name, paths in users.items():
+        key = _xref_key(repo_id, f"name:{name}")
+        if key:
+            names[key] = {"name": name, "users": paths[:MAX_USERS], "count": len(paths)}
     records = out.records[SYMBOL]
     for path, outline in sorted(outlines.items()):
         for symbol in iter_symbols(outline.symbols):
@@ -159,7 +166,6 @@ def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Proj
                     "fullyQualifiedName": symbol.fq_name,
                     "name": symbol.name,
                     "defs": [],
-                    "users": _users(users.get(symbol.name, ()), path),
                 },
             )
             record["defs"].append(
@@ -171,12 +177,6 @@ def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Proj
                     "endLine": symbol.end_line,
                 }
             )
-
-
-def _users(sorted_users: Sequence[str], definer: str) -> list[str]:
-    # The first MAX_USERS users other than the defining file; the list is pre-sorted.
-    head = sorted_users[: MAX_USERS + 1]
-    return [u for u in head if u != definer][:MAX_USERS]
 
 
 def _package_records(repo_id: str, languages: Mapping[str, str | None], out: Projections) -> None:

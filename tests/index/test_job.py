@@ -1,6 +1,7 @@
 import os
 from pathlib import Path
 
+from repocontext.entries import recall
 from repocontext.index.job import load_file_nodes
 from repocontext.index.walk import WalkOptions
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, XREF
@@ -42,7 +43,10 @@ def test_links_carry_the_reason_they_were_made(workspace, repo):
     assert [link["path"] for link in js.imports] == ["web/lib/index.js"]
     symbol = workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.parse"))
     assert symbol.value["defs"][0]["path"] == "pkg/util.py"
-    assert "pkg/app.py" in symbol.value["users"]
+    users = workspace.store.get(XREF, xref_key("demo", "name:parse")).value
+    assert "pkg/app.py" in users["users"] and users["count"] >= 2
+    entry = recall(workspace.store, symbol_key("demo", "pkg.util.parse"))
+    assert "pkg/app.py" in entry["fields"]["users"]
 
 
 def test_a_rerun_over_an_unchanged_tree_writes_nothing_but_status(workspace, repo):
