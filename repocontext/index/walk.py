@@ -195,12 +195,16 @@ def _load_gitignore(
 
 
 def _ignored(rel: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> bool:
+    # Specs are visited from the root down (os.walk order), so a deeper .gitignore, like
+    # git's, overrides a shallower one, negations ("!keep.tmp") included.
+    ignored = False
     for base, spec in specs.items():
         if base and not rel.startswith(base + "/"):
             continue
-        if spec.match_file(rel[len(base) + 1 :] if base else rel):
-            return True
-    return False
+        decision = spec.check_file(rel[len(base) + 1 :] if base else rel).include
+        if decision is not None:
+            ignored = decision
+    return ignored
 
 
 def _filter(options: WalkOptions) -> _Keep:
