@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -133,16 +135,11 @@ class _ProgressBar:
         self._progress.update(self._task, description=progress.phase, completed=done, total=total)
 
 
-class _workspace:
-    def __init__(self, settings_for: Any, data_dir: Path | None) -> None:
-        settings: Settings = settings_for(data_dir=data_dir)
-        self._workspace = Workspace.open(settings, read_only=False)
-
-    def __enter__(self) -> Workspace:
-        return self._workspace
-
-    def __exit__(self, *exc: object) -> None:
-        self._workspace.close()
+@contextmanager
+def _workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspace]:
+    settings: Settings = settings_for(data_dir=data_dir)
+    with Workspace.open(settings) as workspace:
+        yield workspace
 
 
 def _pick(workspace: Workspace, repo_id: str | None) -> str:
