@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
@@ -44,6 +43,7 @@ from repocontext.store import (
     SystemClock,
     Value,
 )
+from repocontext.store.clock import iso_utc
 from repocontext.store.keys import decode_component, repo_key
 
 __all__ = [
@@ -213,7 +213,7 @@ class Workspace:
             )
         value: dict[str, Value] = {
             "root": str(root),
-            "registeredAt": _iso(self._clock.now()),
+            "registeredAt": iso_utc(self._clock.now()),
             "files": 0,
             "indexedAt": None,
             "vectors": 0,
@@ -398,11 +398,6 @@ def _repository_health(repo_id: str, info: RepoInfo | None) -> RepositoryHealth:
         vectors_indexed=info.vectors,
         indexed_at=info.indexed_at,
     )
-
-
-def _iso(seconds: float) -> str:
-    stamp = datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
 
 
 def _opt_str(value: object) -> str | None:

@@ -21,7 +21,6 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Final
@@ -33,6 +32,7 @@ from repocontext.index.nodes import NODE_FORMAT, file_node, stat_matches, touche
 from repocontext.index.projection import apply_projections, compute_projections
 from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, walk
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, Batch, Clock, Store, Value
+from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 from repocontext.tokens import DEFAULT_ENCODING
 
@@ -278,7 +278,7 @@ class IndexJob:
 
     def _finish(self, result: WalkResult, changed: bool) -> None:
         repo = self._repo()
-        now = _iso(self.clock.now())
+        now = iso_utc(self.clock.now())
         files = self.store.count(STRUCTURAL, family_prefix(self.repo_id, "file"))
         repo.update(
             files=files,
@@ -333,8 +333,8 @@ class IndexJob:
             "phase": self.progress.phase,
             "attempt": self._attempt,
             "pid": os.getpid(),
-            "startedAt": _iso(self._started),
-            "finishedAt": _iso(now) if done else None,
+            "startedAt": iso_utc(self._started),
+            "finishedAt": iso_utc(now) if done else None,
             "elapsedMs": int((now - self._started) * 1000),
             "counters": self.progress.counters(),
             "issues": list(self.progress.issues[:50]),
@@ -377,8 +377,3 @@ def _head_commit(root: Path) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
-
-
-def _iso(seconds: float) -> str:
-    stamp = datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")

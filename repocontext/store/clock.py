@@ -9,9 +9,10 @@ opens the same environment.
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Final, Protocol
 
-__all__ = ["HLC_LOGICAL_BITS", "Clock", "SystemClock", "hlc_millis", "next_hlc"]
+__all__ = ["HLC_LOGICAL_BITS", "Clock", "SystemClock", "hlc_millis", "iso_utc", "next_hlc"]
 
 HLC_LOGICAL_BITS: Final = 16
 _LOGICAL_MASK: Final = (1 << HLC_LOGICAL_BITS) - 1
@@ -46,3 +47,9 @@ def next_hlc(last: int, wall_seconds: float) -> int:
 def hlc_millis(hlc: int) -> int:
     """Return the wall-clock milliseconds encoded in an HLC timestamp."""
     return hlc >> HLC_LOGICAL_BITS
+
+
+def iso_utc(seconds: float) -> str:
+    """Format epoch seconds as ISO 8601 UTC with milliseconds (``2026-01-02T03:04:05.678Z``)."""
+    stamp = datetime.fromtimestamp(seconds, tz=UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
