@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Final, Literal
 
 from repocontext.errors import (
-    DangerousRootError,
     InvalidInputError,
     NoWorkspaceRootError,
     PathNotFoundError,
@@ -30,7 +29,7 @@ from repocontext.errors import (
 )
 from repocontext.index.job import ProgressFn
 from repocontext.index.service import IndexService, IndexStatus
-from repocontext.index.walk import WalkOptions
+from repocontext.index.walk import WalkOptions, refuse_dangerous
 from repocontext.settings import Settings
 from repocontext.store import (
     STRUCTURAL,
@@ -246,7 +245,7 @@ class Workspace:
         key = repo_key(info.repo_id)
         record = self._store.get(STRUCTURAL, key)
         value = dict(record.value) if record is not None and isinstance(record.value, dict) else {}
-        filters = _filters_value(options)
+        filters = options.to_wire()
         if value.get("filters") != filters:
             value["filters"] = filters
             self._store.put(STRUCTURAL, key, value)
@@ -301,8 +300,7 @@ class Workspace:
         if workspace_root is None:
             raise NoWorkspaceRootError(f"cannot register {path}: no workspace root is configured")
         resolved = Path(path).expanduser().resolve()
-        if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
-            raise DangerousRootError(f"refusing to register {resolved}: it is / or the home dir")
+        refuse_dangerous(resolved)
         if not resolved.is_relative_to(workspace_root.expanduser().resolve()):
             raise PathOutsideWorkspaceError(
                 f"{path} resolves to {resolved}, outside the workspace root {workspace_root}"
@@ -328,16 +326,6 @@ class Workspace:
                 start = key + "\x00"
             else:
                 start = f"{head}/{encoded_id}0"  # '0' sorts right after '/'
-
-
-def _filters_value(options: WalkOptions) -> dict[str, Value]:
-    return {
-        "includeGlobs": list(options.include_globs),
-        "excludeGlobs": list(options.exclude_globs),
-        "respectGitignore": options.respect_gitignore,
-        "excludeBinary": options.exclude_binary,
-        "maxFileBytes": options.max_file_bytes,
-    }
 
 
 def _check_repo_id(repo_id: str) -> str:

@@ -182,7 +182,14 @@ class IndexService:
         repo = self._repo(repo_id)
         root = Path(str(repo.get("root")))
         nodes = load_file_nodes(self.store, repo_id)
-        return detect_drift(self.store, repo_id, root, nodes, scope=scope, options=_options(repo))
+        return detect_drift(
+            self.store,
+            repo_id,
+            root,
+            nodes,
+            scope=scope,
+            options=WalkOptions.from_wire(repo.get("filters")),
+        )
 
     def content(self, repo_id: str, path: str) -> str | None:
         """Return the stored text of a file, or ``None``."""
@@ -230,16 +237,6 @@ class IndexService:
     def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
         record = self.store.get(XREF, xref_key(repo_id, name))
         return record.value if record is not None and isinstance(record.value, dict) else {}
-
-
-def _options(repo: dict[str, Any]) -> WalkOptions:
-    filters = repo.get("filters") if isinstance(repo.get("filters"), dict) else {}
-    assert isinstance(filters, dict)
-    return WalkOptions(
-        include_globs=tuple(filters.get("includeGlobs") or ()),
-        exclude_globs=tuple(filters.get("excludeGlobs") or ()),
-        respect_gitignore=bool(filters.get("respectGitignore", True)),
-    )
 
 
 def _run_quietly(job: IndexJob) -> None:

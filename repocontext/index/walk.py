@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -25,6 +24,7 @@ from typing import Final
 import pathspec
 
 from repocontext.errors import DangerousRootError, PathNotFoundError
+from repocontext.store import Value
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -34,6 +34,7 @@ __all__ = [
     "WalkResult",
     "check_root",
     "is_git_worktree",
+    "refuse_dangerous",
     "walk",
 ]
 
@@ -59,6 +60,29 @@ class WalkOptions:
     respect_gitignore: bool = True
     exclude_binary: bool = True
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+    def to_wire(self) -> dict[str, Value]:
+        """Return the form kept in the repository record (``filters``)."""
+        return {
+            "includeGlobs": list(self.include_globs),
+            "excludeGlobs": list(self.exclude_globs),
+            "respectGitignore": self.respect_gitignore,
+            "excludeBinary": self.exclude_binary,
+            "maxFileBytes": self.max_file_bytes,
+        }
+
+    @classmethod
+    def from_wire(cls, wire: object) -> WalkOptions:
+        """Invert :meth:`to_wire` (defaults for anything missing)."""
+        if not isinstance(wire, dict):
+            return cls()
+        return cls(
+            include_globs=tuple(str(g) for g in wire.get("includeGlobs") or ()),
+            exclude_globs=tuple(str(g) for g in wire.get("excludeGlobs") or ()),
+            respect_gitignore=bool(wire.get("respectGitignore", True)),
+            exclude_binary=bool(wire.get("excludeBinary", True)),
+            max_file_bytes=int(wire.get("maxFileBytes") or DEFAULT_MAX_FILE_BYTES),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,14 +129,23 @@ def check_root(root: Path) -> Path:
         DangerousRootError: The root is the filesystem root or the home directory.
     """
     resolved = Path(root).expanduser().resolve()
+    refuse_dangerous(resolved)
+    if not resolved.is_dir():
+        raise PathNotFoundError(f"{resolved} is not an existing directory")
+    return resolved
+
+
+def refuse_dangerous(resolved: Path) -> None:
+    """Refuse the filesystem root and the home directory as repository roots.
+
+    Raises:
+        DangerousRootError: ``resolved`` is one of them.
+    """
     if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
         raise DangerousRootError(
             f"refusing to index {resolved}: it is the filesystem root or the home directory",
             hint="Point at a repository directory instead.",
         )
-    if not resolved.is_dir():
-        raise PathNotFoundError(f"{resolved} is not an existing directory")
-    return resolved
 
 
 def is_git_worktree(root: Path) -> bool:
@@ -254,9 +287,3 @@ def _stat_entry(
     return WalkEntry(
         rel, info.st_size, info.st_mtime_ns, info.st_ino, info.st_size > options.max_file_bytes
     )
-
-
-def iter_chunks(paths: Sequence[str], size: int) -> Iterator[Sequence[str]]:
-    """Yield ``paths`` in slices of ``size``."""
-    for start in range(0, len(paths), size):
-        yield paths[start : start + size]
