@@ -36,6 +36,10 @@ class Settings(BaseSettings):
         transport: ``stdio`` or ``http`` (streamable HTTP).
         host: Address the HTTP server binds to.
         port: Port the HTTP server listens on.
+        reconcile: How a serving process keeps indexed repositories fresh: ``watch``
+            (file-system events, plus a full pass every ``reconcile_interval_seconds``),
+            ``poll`` (only the periodic full pass) or ``off``.
+        reconcile_interval_seconds: Seconds between full reconcile passes.
     """
 
     model_config = SettingsConfigDict(
@@ -51,6 +55,8 @@ class Settings(BaseSettings):
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
+    reconcile: Literal["watch", "poll", "off"] = "watch"
+    reconcile_interval_seconds: float = Field(default=600.0, ge=1.0)
 
     @model_validator(mode="before")
     @classmethod

@@ -28,6 +28,7 @@ from repocontext.errors import (
     RepoConflictError,
 )
 from repocontext.index.job import ProgressFn
+from repocontext.index.reconcile import Reconciler
 from repocontext.index.service import IndexService, IndexStatus
 from repocontext.index.walk import WalkOptions, refuse_dangerous
 from repocontext.settings import Settings
@@ -137,6 +138,7 @@ class Workspace:
         self._store = store
         self._clock = clock
         self._sweeper: Sweeper | None = None
+        self._reconciler: Reconciler | None = None
         self.index = IndexService(store, clock)
         """Index jobs and views (outline, related, changed) over this workspace's store."""
 
@@ -162,6 +164,9 @@ class Workspace:
 
     def close(self) -> None:
         """Stop background work and close the store (idempotent)."""
+        if self._reconciler is not None:
+            self._reconciler.stop()
+            self._reconciler = None
         if self._sweeper is not None:
             self._sweeper.stop()
             self._sweeper = None
@@ -173,10 +178,36 @@ class Workspace:
         return self._store
 
     def start_background(self, *, sweep_interval_seconds: float = 60.0) -> None:
-        """Start the TTL sweeper (expired records become tombstones, old ones are compacted)."""
-        if self._sweeper is None and not self._store.backend.read_only:
+        """Start the TTL sweeper and the reconcile loop (``settings.reconcile``).
+
+        The sweeper turns expired records into tombstones and compacts old ones; the reconcile
+        loop keeps every indexed repository fresh (see :mod:`repocontext.index.reconcile`).
+        """
+        if self._store.backend.read_only:
+            return
+        if self._sweeper is None:
             self._sweeper = Sweeper(self._store, interval_seconds=sweep_interval_seconds)
             self._sweeper.start()
+        if self._reconciler is None:
+            self._reconciler = Reconciler(
+                self._indexed_roots,
+                self.index.refresh,
+                self.index.reindex,
+                mode=self.settings.reconcile,
+                interval_seconds=self.settings.reconcile_interval_seconds,
+                ignore_paths=(self.settings.data_dir,),
+                warm=self.index.warm,
+            )
+            self._reconciler.start()
+
+    @property
+    def reconciler(self) -> Reconciler | None:
+        """The running reconcile loop, if any."""
+        return self._reconciler
+
+    def _indexed_roots(self) -> dict[str, Path]:
+        # Repositories whose first pass finished; the others are still being bootstrapped.
+        return {r.repo_id: Path(r.root) for r in self.list_repos() if r.indexed_at}
 
     def sweep(self) -> SweepReport:
         """Run one TTL sweep now and return what it did."""

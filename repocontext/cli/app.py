@@ -35,6 +35,14 @@ class TransportChoice(enum.StrEnum):
     http = "http"
 
 
+class ReconcileChoice(enum.StrEnum):
+    """The ``--reconcile`` values."""
+
+    watch = "watch"
+    poll = "poll"
+    off = "off"
+
+
 DataDirOption = Annotated[
     Path | None,
     typer.Option("--data-dir", help="Store directory (env REPOCONTEXT_DATA_DIR)."),
@@ -54,32 +62,15 @@ def _fail_cleanly() -> Iterator[None]:
         raise typer.Exit(2) from exc
 
 
-def build_settings(
-    *,
-    data_dir: Path | None = None,
-    enable_writes: bool | None = None,
-    workspace_root: Path | None = None,
-    repo: Path | None = None,
-    transport: str | None = None,
-    host: str | None = None,
-    port: int | None = None,
-) -> Settings:
+def build_settings(**flags: Any) -> Settings:
     """Return settings from ``REPOCONTEXT_*`` variables, overridden by the flags given.
 
-    A flag left at ``None`` was not given, so its variable (or the default) applies.
+    ``flags`` are :class:`Settings` fields; one left at ``None`` was not given, so its
+    variable (or the default) applies.
 
     Raises:
-        ValidationError: A flag or variable has an invalid value.
+        ValidationError: A flag or variable has an invalid value (or names no setting).
     """
-    flags: dict[str, Any] = {
-        "data_dir": data_dir,
-        "enable_writes": enable_writes,
-        "workspace_root": workspace_root,
-        "repo": repo,
-        "transport": transport,
-        "host": host,
-        "port": port,
-    }
     return Settings(**{name: value for name, value in flags.items() if value is not None})
 
 
@@ -109,6 +100,19 @@ def serve(
         Path | None,
         typer.Option(help="Register this repository at start (env REPOCONTEXT_REPO)."),
     ] = None,
+    reconcile: Annotated[
+        ReconcileChoice | None,
+        typer.Option(
+            help="Keep indexes fresh: watch, poll or off (env REPOCONTEXT_RECONCILE).",
+        ),
+    ] = None,
+    reconcile_interval: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds between full reconcile passes"
+            " (env REPOCONTEXT_RECONCILE_INTERVAL_SECONDS).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the repocontext MCP tools over stdio or streamable HTTP."""
     with _fail_cleanly():
@@ -120,6 +124,8 @@ def serve(
             enable_writes=enable_writes,
             workspace_root=workspace_root,
             repo=repo,
+            reconcile=reconcile.value if reconcile else None,
+            reconcile_interval_seconds=reconcile_interval,
         )
         run(settings, notify=_notify)
 

@@ -10,6 +10,14 @@ Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
 * Resumable: file nodes are committed in groups as they are parsed, and the repository
   record carries ``projectionsDirty`` until the projections have been rebuilt, so a run
   killed at any point is completed by the next one, which ends with the same records.
+* Projections: a job given the :class:`ProjectionState` of the previous run (the serving
+  process keeps it) updates only the records its changes affect; without one, or when the
+  stored ``projectionsEpoch`` says another process wrote the projections since, it rebuilds
+  the state from every file node and writes the difference.
+* Scoped: a job with ``scope`` walks, compares and removes only under those prefixes (the
+  reconcile loop refreshes the paths a watcher reported). Its phase is ``reconciling``
+  throughout, and it records a status only once it finds a change, so refreshing paths
+  that did not change (or that the filters exclude) writes nothing at all.
 """
 
 from __future__ import annotations
@@ -17,8 +25,9 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -29,14 +38,14 @@ from repocontext.errors import InvalidKeyError, RepoContextError
 from repocontext.index.extract import Extracted, extract_many
 from repocontext.index.fingerprint import git_index_blobs
 from repocontext.index.nodes import NODE_FORMAT, file_node, stat_matches, touched_node
-from repocontext.index.projection import apply_projections, compute_projections
-from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, walk
+from repocontext.index.projection import ProjectionState, apply_delta, apply_projections
+from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, in_scope, walk
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, Batch, Clock, Store, Value
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 from repocontext.tokens import DEFAULT_ENCODING
 
-__all__ = ["IndexJob", "IndexProgress", "load_file_nodes"]
+__all__ = ["IndexJob", "IndexProgress", "iter_file_nodes", "load_file_nodes", "read_go_module"]
 
 CHUNK: Final = 48
 IN_FLIGHT_PER_WORKER: Final = 3
@@ -99,8 +108,23 @@ class IndexJob:
         workers: int = 2,
         encoding: str = DEFAULT_ENCODING,
         on_progress: ProgressFn | None = None,
+        state: ProjectionState | None = None,
+        scope: Sequence[str] | None = None,
     ) -> None:
-        """Prepare a pass; :meth:`run` executes it in the calling thread."""
+        """Prepare a pass; :meth:`run` executes it in the calling thread.
+
+        Args:
+            store: The store to write.
+            repo_id: The registered repository.
+            root: Its root directory.
+            options: Walk filters.
+            clock: Time source for status timestamps.
+            workers: Parser processes for large runs.
+            encoding: Token encoding of the counts.
+            on_progress: Called as files are parsed.
+            state: The projection state left by the previous run in this process, if any.
+            scope: Repository-relative prefixes to restrict the run to (``None``: everything).
+        """
         self.store = store
         self.repo_id = repo_id
         self.root = root
@@ -114,11 +138,27 @@ class IndexJob:
         self._started = 0.0
         self._attempt = 0
         self._dirty_marked = False
+        self.state = state
+        self.scope = None if scope is None else tuple(scope)
+        self._warm = False
+        self._projected = False
+        self._changes: dict[str, dict[str, Any] | None] = {}
+        if self.scope is not None:
+            self.progress.phase = "reconciling"
 
     def begin(self) -> None:
         """Record the run as started (``running``/``walking``, next attempt number)."""
         self._started = self.clock.now()
-        self._attempt = int(self._repo().get("index", {}).get("attempt", 0)) + 1
+        repo = self._repo()
+        self._attempt = int(repo.get("index", {}).get("attempt", 0)) + 1
+        # The cached state still matches the stored projections only when the last writer of
+        # the projections was the run that left it, and nothing was left half-done since.
+        self._warm = (
+            self.state is not None
+            and self.state.epoch is not None
+            and self.state.epoch == repo.get("projectionsEpoch")
+            and not repo.get("projectionsDirty")
+        )
         self._status("running", force=True)
 
     def run(self) -> IndexProgress:
@@ -130,7 +170,7 @@ class IndexJob:
         if not self._attempt:
             self.begin()
         try:
-            result = self._keyable(walk(self.root, self.options))
+            result = self._keyable(walk(self.root, self.options, scope=self.scope))
             self.progress.files_skipped = len(result.issues)
             self.progress.issues = [{"path": i.path, "reason": i.reason} for i in result.issues]
             changed = self._ingest(result)
@@ -166,8 +206,8 @@ class IndexJob:
 
     def _ingest(self, result: WalkResult) -> bool:
         progress = self.progress
-        progress.phase = "parsing"
-        stored = load_file_nodes(self.store, self.repo_id)
+        self._phase("parsing")
+        stored = self._stored_nodes()
         progress.files_seen = len(result.entries)
         todo = [
             e
@@ -201,15 +241,11 @@ class IndexJob:
         progress = self.progress
         progress.files_read += 1
         path = item.entry.path
-        if item.blob_id is None:  # vanished or unreadable since the walk
+        excluded = item.binary and self.options.exclude_binary
+        if item.blob_id is None or excluded:  # vanished or unreadable since the walk, or binary
             progress.files_skipped += 1
-            progress.issues.append({"path": path, "reason": item.issue or "unreadable"})
-            if old is not None:
-                self._remove(batch, path)
-                return True
-            return False
-        if item.binary and self.options.exclude_binary:
-            progress.files_skipped += 1
+            if not excluded:
+                progress.issues.append({"path": path, "reason": item.issue or "unreadable"})
             if old is not None:
                 self._remove(batch, path)
                 return True
@@ -225,7 +261,10 @@ class IndexJob:
         if item.issue:
             progress.issues.append({"path": path, "reason": item.issue})
         self._mark_dirty()
-        batch.put(STRUCTURAL, file_key(self.repo_id, path), file_node(item, index_blobs.get(path)))
+        node = file_node(item, index_blobs.get(path))
+        batch.put(STRUCTURAL, file_key(self.repo_id, path), node)
+        if self._warm:
+            self._changes[path] = node
         if item.text is not None:
             batch.put(
                 CONTENT,
@@ -240,11 +279,29 @@ class IndexJob:
             progress.files_updated += 1
         return True
 
+    def _stored_nodes(self) -> dict[str, dict[str, Any]]:
+        if self.scope is None or "" in self.scope:
+            return load_file_nodes(self.store, self.repo_id)
+        found: dict[str, dict[str, Any]] = {}
+        for prefix in self.scope:
+            if prefix.endswith("/"):
+                start = family_prefix(self.repo_id, "file") + prefix
+                found.update(
+                    (str(node.get("path")), node) for node in _nodes_under(self.store, start)
+                )
+            else:
+                record = self.store.get(STRUCTURAL, file_key(self.repo_id, prefix))
+                if record is not None and isinstance(record.value, dict):
+                    found[prefix] = record.value
+        return {p: n for p, n in found.items() if in_scope(p, self.scope)}
+
     def _remove(self, batch: Batch, path: str) -> None:
         self._mark_dirty()
         batch.delete(STRUCTURAL, file_key(self.repo_id, path))
         batch.delete(CONTENT, content_key(self.repo_id, path))
         self.progress.files_removed += 1
+        if self._warm:
+            self._changes[path] = None
 
     def _extract(self, entries: list[WalkEntry]) -> Iterator[Extracted]:
         chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
@@ -267,25 +324,41 @@ class IndexJob:
                 yield from pending.popleft().result()
 
     def _project(self) -> None:
-        self.progress.phase = "applying"
+        self._phase("applying")
         self._status("running", force=True)
-        nodes = iter_file_nodes(self.store, self.repo_id)
-        desired = compute_projections(self.repo_id, nodes, _go_module(self.root))
-        diff = apply_projections(self.store, self.repo_id, desired)
+        go_module = read_go_module(self.root)
+        if self._warm and self.state is not None:
+            state = self.state
+            diff = apply_delta(self.store, state.update(self._changes, go_module))
+        else:
+            nodes = iter_file_nodes(self.store, self.repo_id)
+            state = ProjectionState.build(self.repo_id, nodes, go_module)
+            diff = apply_projections(self.store, self.repo_id, state)
+        state.epoch = uuid.uuid4().hex
+        self.state = state
+        self._projected = True
         self.progress.projection_writes = diff.written
         self.progress.projection_deletes = diff.deleted
-        self.progress.symbols = len(desired.records[SYMBOL])
+        self.progress.symbols = len(state.records[SYMBOL])
 
     def _finish(self, result: WalkResult, changed: bool) -> None:
+        if self.scope is not None and not changed and not self._projected:
+            return  # a refresh that found nothing to do leaves no trace
         repo = self._repo()
         now = iso_utc(self.clock.now())
-        files = self.store.count(STRUCTURAL, family_prefix(self.repo_id, "file"))
+        files = (
+            self.state.file_count
+            if self.state is not None and (self._warm or self._projected)
+            else self.store.count(STRUCTURAL, family_prefix(self.repo_id, "file"))
+        )
         repo.update(
             files=files,
             indexedAt=now,
             indexedCommit=_head_commit(self.root) if result.git else None,
             projectionsDirty=False,
         )
+        if self.state is not None and self.state.epoch is not None:
+            repo["projectionsEpoch"] = self.state.epoch
         if changed or not repo.get("lastIngestedAt"):
             repo["lastIngestedAt"] = now
         repo["index"] = self._status_value("completed", None)
@@ -309,6 +382,10 @@ class IndexJob:
             repo["projectionsDirty"] = True
             self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
 
+    def _phase(self, name: str) -> None:
+        if self.scope is None:
+            self.progress.phase = name
+
     def _tick(self, done: int, total: int) -> None:
         if self._on_progress is not None:
             self._on_progress(self.progress, done, total)
@@ -320,6 +397,8 @@ class IndexJob:
         now = time.monotonic()
         if not force and now - self._last_status < STATUS_INTERVAL_S:
             return
+        if self.scope is not None and not self._dirty_marked and status != "failed":
+            return  # a refresh shows in the status only once it changes something
         self._last_status = now
         repo = self._repo()
         repo["index"] = self._status_value(status, error)
@@ -345,7 +424,11 @@ class IndexJob:
 
 def iter_file_nodes(store: Store, repo_id: str) -> Iterator[dict[str, Any]]:
     """Yield every file node of a repository in path order, one page at a time."""
-    for record in store.iter_records(STRUCTURAL, family_prefix(repo_id, "file"), page_size=2000):
+    return _nodes_under(store, family_prefix(repo_id, "file"))
+
+
+def _nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:
+    for record in store.iter_records(STRUCTURAL, prefix, page_size=2000):
         if isinstance(record.value, dict):
             yield record.value
 
@@ -355,7 +438,8 @@ def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
     return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}
 
 
-def _go_module(root: Path) -> str | None:
+def read_go_module(root: Path) -> str | None:
+    """Return the ``module`` path of the root ``go.mod``, if there is one."""
     try:
         for line in (root / "go.mod").read_text(encoding="utf-8").splitlines():
             if line.startswith("module "):

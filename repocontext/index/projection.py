@@ -1,4 +1,4 @@
-"""Projections of the code index, derived from file nodes alone and written as a diff.
+"""Projections of the code index, derived from file nodes and maintained incrementally.
 
 * symbol tree ``repo/{id}/symbol/{fq}``: where a fully qualified name is defined;
 * xref tree ``repo/{id}/xref/name:{name}``: the files that use a defined bare name (the
@@ -8,14 +8,28 @@
   ``repo/{id}/xref/in:{path}``: its dependents and covering tests (the reverse projection);
 * structural tree ``repo/{id}/pkg/{dir}``: package (directory) nodes.
 
-Every projection is recomputed in memory from all file nodes and only records whose value
-changed are written, so a rerun over an unchanged index writes nothing, a deleted file
-disappears everywhere, and a run killed half-way is finished by the next one.
+:class:`ProjectionState` holds what the projections are computed from (per-file facts, the
+link graph and its reverse, the symbol and name indexes) and the records themselves. Its
+:meth:`~ProjectionState.update` takes changed file nodes and recomputes only the records they
+can affect, returning them as a :class:`Delta`; building from nothing is the same update with
+every file added, so the full and the incremental path are one code path. What a change can
+affect:
+
+* the changed files' own links, and the links of files referencing a name whose set of
+  defining files changed; every link when the file set, a Java/C# package or the Go module
+  changed (import resolution depends on them);
+* the reverse records of every target whose incoming links changed;
+* the name records of names whose users or definitions changed, the symbol records of the
+  changed files' qualified names, the package records of directories that gained or lost files.
+
+:func:`apply_projections` writes a whole state as a diff against the store (a cold start, or
+a store another process changed); :func:`apply_delta` writes an update's delta.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import dataclasses
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -24,63 +38,345 @@ from typing import Any, Final
 from repocontext.errors import InvalidKeyError
 from repocontext.index.model import FileOutline, Link
 from repocontext.index.nodes import iter_symbols, outline_of
-from repocontext.index.resolve import RepoFiles, covering_tests, dependents, link_repository
+from repocontext.index.resolve import (
+    MAX_DEFINING_FILES,
+    RepoFiles,
+    is_covered_source,
+    naming_index,
+    reference_links,
+    resolve_imports,
+    test_links,
+)
 from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
 from repocontext.store.keys import family_prefix, pkg_key, symbol_key, xref_key
 
-__all__ = ["ProjectionDiff", "Projections", "apply_projections", "compute_projections"]
+__all__ = [
+    "Delta",
+    "ProjectionDiff",
+    "ProjectionState",
+    "apply_delta",
+    "apply_projections",
+    "in_record",
+    "name_record",
+    "out_record",
+]
 
 MAX_USERS: Final = 200
+TREES: Final = (STRUCTURAL, SYMBOL, XREF)
+_PACKAGED: Final = (".java", ".cs")  # files whose declared package import resolution reads
 
-
-@dataclass
-class Projections:
-    """Desired projection records by tree, as ``key -> value``."""
-
-    records: dict[str, dict[str, Any]] = field(
-        default_factory=lambda: {STRUCTURAL: {}, SYMBOL: {}, XREF: {}}
-    )
+Delta = dict[str, dict[str, Any]]
+"""Tree -> key -> new value, ``None`` for a record to delete."""
 
 
 @dataclass(frozen=True, slots=True)
 class ProjectionDiff:
-    """What :func:`apply_projections` wrote."""
+    """What :func:`apply_projections` or :func:`apply_delta` wrote."""
 
     written: int
     deleted: int
 
 
-def compute_projections(
-    repo_id: str, nodes: Iterable[Mapping[str, Any]], go_module: str | None
-) -> Projections:
-    """Compute every projection of one repository from its file nodes.
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the projections need of one parsed file (its outline without the symbol tree)."""
 
-    ``nodes`` is consumed once; only the outlines are kept, not the nodes.
-    """
-    outlines: dict[str, FileOutline] = {}
-    languages: dict[str, str | None] = {}
-    for node in nodes:
-        path = str(node.get("path"))
-        languages[path] = node.get("language")
-        outline = outline_of(node)
+    outline: FileOutline  # symbols dropped: the fields below hold what is needed of them
+    defines: frozenset[str]  # bare names it defines, for reference links (no impl blocks)
+    names: frozenset[str]  # every bare name it defines, for name records
+    refs: frozenset[str]
+    defs: Mapping[str, tuple[tuple[str, dict[str, Any]], ...]]  # fq -> (name, definition)
+
+
+def _facts(outline: FileOutline) -> _Facts:
+    defs: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    defines: set[str] = set()
+    names: set[str] = set()
+    for symbol in iter_symbols(outline.symbols):
+        names.add(symbol.name)
+        if symbol.kind != "impl":
+            defines.add(symbol.name)
+        wire = {
+            "kind": symbol.kind,
+            "signature": symbol.signature,
+            "startLine": symbol.start_line,
+            "endLine": symbol.end_line,
+        }
+        defs[symbol.fq_name].append((symbol.name, wire))
+    return _Facts(
+        outline=dataclasses.replace(outline, symbols=()),
+        defines=frozenset(defines),
+        names=frozenset(names),
+        refs=frozenset(outline.references),
+        defs={fq: tuple(found) for fq, found in defs.items()},
+    )
+
+
+_NO_FACTS: Final = _Facts(FileOutline(language=""), frozenset(), frozenset(), frozenset(), {})
+
+
+@dataclass
+class _Affected:
+    relink: set[str] = field(default_factory=set)
+    definers: set[str] = field(default_factory=set)  # names whose reference links may change
+    targets: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+    fqs: set[str] = field(default_factory=set)
+    dirs: set[str] = field(default_factory=set)
+
+
+class ProjectionState:
+    """The projections of one repository and what they are computed from, kept in memory."""
+
+    def __init__(self, repo_id: str) -> None:
+        """Start empty: no files, no records."""
+        self.repo_id = repo_id
+        self.epoch: str | None = None
+        self.go_module: str | None = None
+        self.records: dict[str, dict[str, Any]] = {tree: {} for tree in TREES}
+        self._languages: dict[str, str | None] = {}
+        self._facts: dict[str, _Facts] = {}
+        self._files = RepoFiles.build(())
+        self._named: dict[str, tuple[str, ...]] = {}
+        self._forward: dict[str, list[Link]] = {}
+        self._incoming: dict[str, dict[str, list[Link]]] = defaultdict(dict)
+        self._definers: dict[str, set[str]] = defaultdict(set)
+        self._name_count: Counter[str] = Counter()
+        self._referrers: dict[str, set[str]] = defaultdict(set)
+        self._fq_paths: dict[str, set[str]] = defaultdict(set)
+        self._dir_languages: dict[str, Counter[str]] = defaultdict(Counter)
+
+    @classmethod
+    def build(
+        cls, repo_id: str, nodes: Iterable[Mapping[str, Any]], go_module: str | None
+    ) -> ProjectionState:
+        """Compute every projection of a repository from its file nodes."""
+        state = cls(repo_id)
+        state.update({str(node.get("path")): node for node in nodes}, go_module)
+        return state
+
+    @property
+    def file_count(self) -> int:
+        """How many files the state holds."""
+        return len(self._languages)
+
+    def update(
+        self, changes: Mapping[str, Mapping[str, Any] | None], go_module: str | None
+    ) -> Delta:
+        """Apply changed file nodes (``None`` for a removed file) and return the record delta.
+
+        Args:
+            changes: Path -> its new file node, or ``None`` when the file is gone.
+            go_module: The ``module`` of the root ``go.mod`` now.
+
+        Returns:
+            Every record whose value changed (``None`` values are deletions); ``records``
+            already holds the new values.
+        """
+        affected = _Affected()
+        reindex = go_module != self.go_module
+        self.go_module = go_module
+        for path, node in changes.items():
+            reindex |= self._replace_file(path, node, affected)
+        if reindex:
+            self._files = RepoFiles.build(
+                self._languages,
+                packages={
+                    p: f.outline.package for p, f in self._facts.items() if p.endswith(_PACKAGED)
+                },
+                go_mod_module=go_module,
+            )
+            named = naming_index(self._languages)
+            affected.targets.update(
+                t for t in named.keys() | self._named.keys() if named.get(t) != self._named.get(t)
+            )
+            self._named = named
+            affected.relink.update(self._facts)
+        else:
+            for name in affected.definers:
+                affected.relink.update(self._referrers.get(name, ()))
+        for path in affected.relink:
+            self._relink(path, affected)
+        return self._records(affected, changes)
+
+    # -- changes -----------------------------------------------------------------------
+
+    def _replace_file(self, path: str, node: Mapping[str, Any] | None, affected: _Affected) -> bool:
+        """Swap one file's facts; return True when import resolution must be redone."""
+        was_known = path in self._languages
+        old_language = self._languages.get(path)
+        old = self._facts.pop(path, _NO_FACTS)
+        outline = outline_of(node) if node is not None else None
+        new = _facts(outline) if outline is not None else _NO_FACTS
+        if node is None:
+            self._languages.pop(path, None)
+        else:
+            self._languages[path] = node.get("language")
         if outline is not None:
-            outlines[path] = outline
-    paths = sorted(languages)
-    packages = {path: outline.package for path, outline in outlines.items()}
-    files = RepoFiles.build(paths, packages=packages, go_mod_module=go_module)
-    all_links = link_repository(outlines, files)
-    forward: dict[str, list[Link]] = defaultdict(list)
-    for link in all_links:
-        forward[link.source].append(link)
-    out = Projections()
-    _xref_records(repo_id, forward, all_links, paths, out)
-    _symbol_records(repo_id, outlines, out)
-    _package_records(repo_id, languages, out)
-    return out
+            self._facts[path] = new
+        directory = PurePosixPath(path).parent.as_posix()
+        if was_known != (node is not None):
+            counts = self._dir_languages[directory]
+            language = str((node or {}).get("language") or old_language or "other")
+            counts[language] += 1 if node is not None else -1
+            affected.dirs.add(directory)
+        for name in old.defines ^ new.defines:
+            definers = self._definers[name]
+            before = len(definers)
+            (definers.discard if name in old.defines else definers.add)(path)
+            if min(before, len(definers)) <= MAX_DEFINING_FILES:
+                affected.definers.add(name)  # more definers than that make no reference link
+            affected.names.add(name)
+        for name in old.names ^ new.names:
+            self._name_count[name] += 1 if name in new.names else -1
+            affected.names.add(name)
+        for name in old.refs ^ new.refs:
+            (self._referrers[name].add if name in new.refs else self._referrers[name].discard)(path)
+            affected.names.add(name)
+        for fq in old.defs.keys() | new.defs.keys():
+            if fq not in new.defs:
+                self._fq_paths[fq].discard(path)
+            elif fq not in old.defs:
+                self._fq_paths[fq].add(path)
+            if old.defs.get(fq) != new.defs.get(fq):
+                affected.fqs.add(fq)
+        affected.relink.add(path)
+        affected.targets.add(path)
+        packaged = path.endswith(_PACKAGED) and old.outline.package != new.outline.package
+        return was_known != (node is not None) or packaged
+
+    def _relink(self, path: str, affected: _Affected) -> None:
+        old = self._forward.pop(path, [])
+        facts = self._facts.get(path)
+        new: list[Link] = []
+        if facts is not None:
+            imports = resolve_imports(path, facts.outline, self._files)
+            imported = {link.target for link in imports}
+            refs = reference_links(path, facts.outline, self._definers, imported)
+            new = imports + refs
+        if new:
+            self._forward[path] = new
+        if old == new:
+            return
+        for link in old:
+            self._incoming[link.target].pop(path, None)
+            affected.targets.add(link.target)
+        for link in new:
+            self._incoming[link.target].setdefault(path, []).append(link)
+            affected.targets.add(link.target)
+
+    # -- records -----------------------------------------------------------------------
+
+    def _records(self, affected: _Affected, changes: Mapping[str, object]) -> Delta:
+        delta: Delta = {tree: {} for tree in TREES}
+        repo = self.repo_id
+        for path in affected.relink | changes.keys():
+            self._set(
+                delta, XREF, _xref_key(repo, f"out:{path}"), out_record(self._forward.get(path, ()))
+            )
+        for target in affected.targets:
+            self._set(delta, XREF, _xref_key(repo, f"in:{target}"), self._in_record(target))
+        for name in affected.names:
+            users = self._referrers.get(name, set()) if self._name_count[name] > 0 else set()
+            self._set(delta, XREF, _xref_key(repo, f"name:{name}"), name_record(name, users))
+        for fq in affected.fqs:
+            self._set(delta, SYMBOL, _symbol_key(repo, fq), self._symbol_record(fq))
+        for directory in affected.dirs:
+            self._set(delta, STRUCTURAL, _pkg_key(repo, directory), self._pkg_record(directory))
+        self._prune(affected)
+        return delta
+
+    def _set(self, delta: Delta, tree: str, key: str | None, value: Any) -> None:
+        if key is None:
+            return
+        records = self.records[tree]
+        if records.get(key) == value:
+            return
+        if value is None:
+            del records[key]
+        else:
+            records[key] = value
+        delta[tree][key] = value
+
+    def _in_record(self, target: str) -> dict[str, Any] | None:
+        if target not in self._languages:
+            return None
+        incoming = [link for links in self._incoming.get(target, {}).values() for link in links]
+        covering = (
+            test_links(target, incoming, self._named.get(target, ()))
+            if is_covered_source(target)
+            else []
+        )
+        return in_record(incoming, covering)
+
+    def _symbol_record(self, fq: str) -> dict[str, Any] | None:
+        found = [
+            (name, path, wire)
+            for path in sorted(self._fq_paths.get(fq, ()))
+            for name, wire in self._facts[path].defs[fq]
+        ]
+        if not found:
+            return None
+        return {
+            "fullyQualifiedName": fq,
+            "name": found[0][0],
+            "defs": [{"path": path, **wire} for _, path, wire in found],
+        }
+
+    def _pkg_record(self, directory: str) -> dict[str, Any] | None:
+        counts = +self._dir_languages.get(directory, Counter())  # drops zero counts
+        if not counts:
+            return None
+        return {
+            "path": directory,
+            "files": sum(counts.values()),
+            "languages": dict(sorted(counts.items())),
+        }
+
+    def _prune(self, affected: _Affected) -> None:
+        """Drop index entries that became empty, so removed names do not pile up."""
+        for name in affected.names:
+            for index in (self._definers, self._referrers):
+                if not index.get(name, True):
+                    del index[name]
+            if self._name_count.get(name) == 0:
+                del self._name_count[name]
+        for fq in affected.fqs:
+            if not self._fq_paths.get(fq, True):
+                del self._fq_paths[fq]
+        for target in affected.targets:
+            if not self._incoming.get(target, True):
+                del self._incoming[target]
+        for directory in affected.dirs:
+            if not +self._dir_languages.get(directory, Counter()):
+                self._dir_languages.pop(directory, None)
 
 
-def apply_projections(store: Store, repo_id: str, desired: Projections) -> ProjectionDiff:
-    """Write the records of ``desired`` that differ from the stored ones; delete the rest."""
+def out_record(links: Iterable[Link]) -> dict[str, Any] | None:
+    """The ``out:{path}`` record of a file's import and reference links (``None``: no links)."""
+    imports = [_link_wire(link.target, link) for link in links if link.kind == "import"]
+    refs = [_link_wire(link.target, link) for link in links if link.kind == "reference"]
+    return {"imports": imports, "references": refs} if imports or refs else None
+
+
+def in_record(incoming: Iterable[Link], covering: Iterable[Link]) -> dict[str, Any] | None:
+    """The ``in:{path}`` record: dependents (sorted by source, kind, reason) and covering tests."""
+    ordered = sorted(incoming, key=lambda x: (x.source, x.kind, x.reason))
+    deps = [_link_wire(link.source, link) for link in ordered]
+    tests = [_link_wire(link.source, link) for link in covering]
+    return {"dependents": deps, "coveringTests": tests} if deps or tests else None
+
+
+def name_record(name: str, users: Iterable[str]) -> dict[str, Any] | None:
+    """The ``name:{name}`` record: the first users in path order and their count."""
+    ordered = sorted(users)
+    if not ordered:
+        return None
+    return {"name": name, "users": ordered[:MAX_USERS], "count": len(ordered)}
+
+
+def apply_projections(store: Store, repo_id: str, state: ProjectionState) -> ProjectionDiff:
+    """Write the records of ``state`` that differ from the stored ones; delete the rest."""
     prefixes = {
         STRUCTURAL: family_prefix(repo_id, "pkg"),
         SYMBOL: family_prefix(repo_id, "symbol"),
@@ -89,7 +385,7 @@ def apply_projections(store: Store, repo_id: str, desired: Projections) -> Proje
     written = deleted = 0
     with store.batch(commit_every=2000) as batch:
         for tree, prefix in prefixes.items():
-            want = desired.records[tree]
+            want = state.records[tree]
             have = {r.key: r.value for r in store.iter_records(tree, prefix, page_size=5000)}
             for key, value in want.items():
                 if have.get(key) != value:
@@ -101,38 +397,26 @@ def apply_projections(store: Store, repo_id: str, desired: Projections) -> Proje
     return ProjectionDiff(written, deleted)
 
 
+def apply_delta(store: Store, delta: Delta) -> ProjectionDiff:
+    """Write one update's delta."""
+    written = deleted = 0
+    with store.batch(commit_every=2000) as batch:
+        for tree, changes in delta.items():
+            for key, value in changes.items():
+                if value is None:
+                    batch.delete(tree, key)
+                    deleted += 1
+                else:
+                    batch.put(tree, key, value)
+                    written += 1
+    return ProjectionDiff(written, deleted)
+
+
 def _link_wire(other: str, link: Link) -> dict[str, Any]:
     wire: dict[str, Any] = {"path": other, "reason": link.reason}
     if link.names:
         wire["names"] = list(link.names)
     return wire
-
-
-def _xref_records(
-    repo_id: str,
-    forward: Mapping[str, list[Link]],
-    all_links: list[Link],
-    paths: list[str],
-    out: Projections,
-) -> None:
-    records = out.records[XREF]
-    for path, links in forward.items():
-        imports = [_link_wire(link.target, link) for link in links if link.kind == "import"]
-        refs = [_link_wire(link.target, link) for link in links if link.kind == "reference"]
-        key = _xref_key(repo_id, f"out:{path}")
-        if (imports or refs) and key:
-            records[key] = {"imports": imports, "references": refs}
-    reverse = dependents(all_links)
-    tests = covering_tests(all_links, paths)
-    for path in paths:
-        deps = [_link_wire(link.source, link) for link in reverse.get(path, [])]
-        covering = [_link_wire(link.source, link) for link in tests.get(path, [])]
-        key = _xref_key(repo_id, f"in:{path}")
-        if (deps or covering) and key:
-            records[key] = {
-                "dependents": deps,
-                "coveringTests": covering,
-            }
 
 
 def _xref_key(repo_id: str, name: str) -> str | None:
@@ -142,54 +426,17 @@ def _xref_key(repo_id: str, name: str) -> str | None:
         return None  # a path too long for an xref key: the file keeps its own node
 
 
-def _symbol_records(repo_id: str, outlines: Mapping[str, FileOutline], out: Projections) -> None:
-    defined = {s.name for outline in outlines.values() for s in iter_symbols(outline.symbols)}
-    users: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(outlines):  # path order, so every users list is already sorted
-        for name in defined.intersection(outlines[path].references):
-            users[name].append(path)
-    names = out.records[XREF]
-    for name, paths in users.items():
-        key = _xref_key(repo_id, f"name:{name}")
-        if key:
-            names[key] = {"name": name, "users": paths[:MAX_USERS], "count": len(paths)}
-    records = out.records[SYMBOL]
-    for path, outline in sorted(outlines.items()):
-        for symbol in iter_symbols(outline.symbols):
-            try:
-                key = symbol_key(repo_id, symbol.fq_name)
-            except InvalidKeyError:
-                continue  # a name no key can hold (too long); the file's outline still has it
-            record = records.setdefault(
-                key,
-                {
-                    "fullyQualifiedName": symbol.fq_name,
-                    "name": symbol.name,
-                    "defs": [],
-                },
-            )
-            record["defs"].append(
-                {
-                    "path": path,
-                    "kind": symbol.kind,
-                    "signature": symbol.signature,
-                    "startLine": symbol.start_line,
-                    "endLine": symbol.end_line,
-                }
-            )
+def _symbol_key(repo_id: str, fq: str) -> str | None:
+    try:
+        return symbol_key(repo_id, fq)
+    except InvalidKeyError:
+        return None  # a name no key can hold (too long); the file's outline still has it
 
 
-def _package_records(repo_id: str, languages: Mapping[str, str | None], out: Projections) -> None:
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for path, language in languages.items():
-        directory = PurePosixPath(path).parent.as_posix()
-        if directory == ".":
-            continue
-        counts[directory][language or "other"] += 1
-    records = out.records[STRUCTURAL]
-    for directory, per_language in sorted(counts.items()):
-        records[pkg_key(repo_id, directory)] = {
-            "path": directory,
-            "files": sum(per_language.values()),
-            "languages": dict(sorted(per_language.items())),
-        }
+def _pkg_key(repo_id: str, directory: str) -> str | None:
+    if directory == ".":
+        return None
+    try:
+        return pkg_key(repo_id, directory)
+    except InvalidKeyError:
+        return None

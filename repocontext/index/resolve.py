@@ -43,9 +43,12 @@ __all__ = [
     "build_symbol_index",
     "covering_tests",
     "dependents",
+    "is_covered_source",
     "link_repository",
+    "naming_index",
     "reference_links",
     "resolve_imports",
+    "test_links",
 ]
 
 IMPORT: Final = "import"
@@ -296,31 +299,70 @@ def covering_tests(links: Iterable[Link], all_files: Iterable[str]) -> dict[str,
         all_files: Every indexed path.
 
     Returns:
-        Every non-test source file -> ``test`` links (source = test file, target = the covered
-        file), one per test, sorted by test. The reason lists the evidence strongest first
-        (import, then reference, then naming), separated by ``"; "``.
+        Every non-test source file -> ``test`` links (see :func:`test_links`).
     """
     everything = sorted(set(all_files))
-    tests = {p for p in everything if is_test_path(p)}
-    sources = [p for p in everything if p not in tests and language_for(p) is not None]
+    sources = [p for p in everything if is_covered_source(p)]
     source_set = set(sources)
-    evidence: dict[tuple[str, str], list[tuple[int, str, tuple[str, ...]]]] = defaultdict(list)
+    into: dict[str, list[Link]] = defaultdict(list)
     for link in links:
-        if link.source not in tests or link.target not in source_set:
+        if link.target in source_set:
+            into[link.target].append(link)
+    named = naming_index(everything)
+    return {p: test_links(p, into.get(p, ()), named.get(p, ())) for p in sources}
+
+
+def is_covered_source(path: str) -> bool:
+    """Return True for files tests can cover: known language, not a test themselves."""
+    return language_for(path) is not None and not is_test_path(path)
+
+
+def naming_index(all_files: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Map each source file to the test files named after it, sorted.
+
+    Args:
+        all_files: Every indexed path.
+
+    Returns:
+        Source path -> test paths (only sources some test is named after).
+    """
+    everything = sorted(set(all_files))
+    tests = [p for p in everything if is_test_path(p)]
+    sources = [p for p in everything if is_covered_source(p)]
+    found: dict[str, list[str]] = defaultdict(list)
+    for test, target in _naming_pairs(tests, sources):
+        found[target].append(test)
+    return {target: tuple(sorted(set(named))) for target, named in found.items()}
+
+
+def test_links(target: str, incoming: Iterable[Link], named_tests: Iterable[str]) -> list[Link]:
+    """Return the ``test`` links covering one source file.
+
+    Args:
+        target: The covered source file.
+        incoming: ``import`` and ``reference`` links pointing at it (others are ignored).
+        named_tests: Test files named after it (from :func:`naming_index`).
+
+    Returns:
+        One link per test (source = test file), sorted by test. The reason lists the evidence
+        strongest first (import, then reference, then naming), separated by ``"; "``.
+    """
+    evidence: dict[str, list[tuple[int, str, tuple[str, ...]]]] = defaultdict(list)
+    for link in incoming:
+        if link.target != target or not is_test_path(link.source):
             continue
         if link.kind == IMPORT:
-            evidence[link.source, link.target].append((0, f"test imports {link.target}", ()))
+            evidence[link.source].append((0, f"test imports {target}", ()))
         elif link.kind == REFERENCE:
-            reason = _listing("test references", link.names)
-            evidence[link.source, link.target].append((1, reason, link.names))
-    for test, target in _naming_pairs(sorted(tests), sources):
-        evidence[test, target].append((2, f"naming {posixpath.basename(test)}", ()))
-    covered: dict[str, list[Link]] = {p: [] for p in sources}
-    for (test, target), found in sorted(evidence.items()):
+            evidence[link.source].append((1, _listing("test references", link.names), link.names))
+    for test in named_tests:
+        evidence[test].append((2, f"naming {posixpath.basename(test)}", ()))
+    covered: list[Link] = []
+    for test, found in sorted(evidence.items()):
         found.sort()
         reason = "; ".join(dict.fromkeys(r for _, r, _ in found))
         names = tuple(sorted({n for _, _, ns in found for n in ns}))
-        covered[target].append(Link(test, target, TEST, reason, names))
+        covered.append(Link(test, target, TEST, reason, names))
     return covered
 
 

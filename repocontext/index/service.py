@@ -2,8 +2,11 @@
 
 One :class:`IndexService` per store. ``start`` runs an :class:`IndexJob` in a daemon thread
 and returns at once (one job per repository at a time); ``run`` runs it in the caller's
-thread (the CLI, with a progress bar). Status lives in the repository record, so any process
-can read it; a ``running`` status whose process is gone is reported as ``failed``.
+thread (the CLI, with a progress bar); ``refresh`` re-indexes only the given paths (the
+reconcile loop). Jobs of one repository never overlap. The service keeps each repository's
+:class:`ProjectionState` between jobs, so a small change updates only the projection records
+it affects. Status lives in the repository record, so any process can read it; a
+``running`` status whose process is gone is reported as ``failed``.
 """
 
 from __future__ import annotations
@@ -11,13 +14,22 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from repocontext.errors import NotFoundError, RepoContextError
-from repocontext.index.drift import DriftReport, detect_drift
-from repocontext.index.job import IndexJob, ProgressFn, load_file_nodes
+from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
+from repocontext.index.job import (
+    IndexJob,
+    IndexProgress,
+    ProgressFn,
+    iter_file_nodes,
+    load_file_nodes,
+    read_go_module,
+)
+from repocontext.index.projection import ProjectionState
 from repocontext.index.walk import WalkOptions
 from repocontext.store import CONTENT, STRUCTURAL, XREF, Clock, Store, Value
 from repocontext.store.keys import content_key, file_key, repo_key, xref_key
@@ -26,6 +38,8 @@ from repocontext.tokens import DEFAULT_ENCODING
 __all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
 
 _log = logging.getLogger(__name__)
+
+START_WAIT_S: Final = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,19 +102,27 @@ class IndexService:
         self.encoding = encoding
         self._lock = threading.Lock()
         self._threads: dict[str, threading.Thread] = {}
+        self._states: dict[str, ProjectionState] = {}
+        self._repo_locks: dict[str, threading.Lock] = {}
 
     def start(self, repo_id: str, root: Path, options: WalkOptions) -> IndexStatus:
         """Start a background run (or join the one already running) and return its status."""
+        started = threading.Event()
         with self._lock:
             thread = self._threads.get(repo_id)
             if thread is None or not thread.is_alive():
-                job = self._job(repo_id, root, options, None)
-                job.begin()  # so the status says running before this call returns
                 thread = threading.Thread(
-                    target=_run_quietly, args=(job,), name=f"index-{repo_id}", daemon=True
+                    target=self._run_quietly,
+                    args=(repo_id, root, options, started),
+                    name=f"index-{repo_id}",
+                    daemon=True,
                 )
                 self._threads[repo_id] = thread
                 thread.start()
+            else:
+                started.set()
+        # Until the job has recorded "running" (a refresh in progress delays it a moment).
+        started.wait(START_WAIT_S)
         return self.status(repo_id)
 
     def run(
@@ -111,8 +133,67 @@ class IndexService:
         Raises:
             RepoContextError: The pass failed.
         """
-        self._job(repo_id, root, options, on_progress).run()
+        self._execute(repo_id, root, options, on_progress)
         return self.status(repo_id)
+
+    def refresh(self, repo_id: str, paths: Iterable[str]) -> IndexProgress:
+        """Re-index only ``paths`` (files or directories, relative to the root or absolute).
+
+        Added, changed and deleted files under them are applied and the projections they
+        affect updated; the rest of the index is not looked at.
+
+        Raises:
+            NotFoundError: No repository ``repo_id`` is registered.
+            PathOutsideWorkspaceError: A path resolves outside the indexed root.
+        """
+        repo = self._repo(repo_id)
+        root = Path(str(repo.get("root")))
+        scope: set[str] = set()
+        for path in paths:
+            prefix = scope_prefix(root, path)
+            scope.add(prefix)
+            if prefix and not prefix.endswith("/") and not (root / prefix).exists():
+                scope.add(prefix + "/")  # gone: it may have been a directory
+        options = WalkOptions.from_wire(repo.get("filters"))
+        return self._execute(repo_id, root, options, None, scope=sorted(scope) or None)
+
+    def reindex(self, repo_id: str) -> IndexProgress:
+        """Run a full incremental pass with the repository's stored root and filters.
+
+        Raises:
+            NotFoundError: No repository ``repo_id`` is registered.
+        """
+        repo = self._repo(repo_id)
+        root = Path(str(repo.get("root")))
+        return self._execute(repo_id, root, WalkOptions.from_wire(repo.get("filters")), None)
+
+    def warm(self, repo_id: str) -> bool:
+        """Load the projection state of a repository from its file nodes, writing nothing.
+
+        Done ahead of the first change (the reconcile loop does it when it starts watching),
+        so that change is applied incrementally. Only a consistent index is loaded: one
+        whose projections are not marked dirty and carry the epoch of their last writer.
+
+        Returns:
+            True when a warm state is now held.
+        """
+        with self._repo_lock(repo_id):
+            if repo_id in self._states:
+                return True
+            repo = self._repo(repo_id)
+            epoch = repo.get("projectionsEpoch")
+            if not isinstance(epoch, str) or repo.get("projectionsDirty"):
+                return False
+            nodes = iter_file_nodes(self.store, repo_id)
+            state = ProjectionState.build(repo_id, nodes, read_go_module(Path(str(repo["root"]))))
+            state.epoch = epoch
+            self._states[repo_id] = state
+            return True
+
+    def forget(self, repo_id: str) -> None:
+        """Drop what is cached for a repository (it was reset or removed)."""
+        with self._repo_lock(repo_id):
+            self._states.pop(repo_id, None)
 
     def wait(self, repo_id: str, timeout: float | None = None) -> IndexStatus:
         """Wait for a background run to end (tests, shutdown) and return the status."""
@@ -199,18 +280,53 @@ class IndexService:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _job(
-        self, repo_id: str, root: Path, options: WalkOptions, on_progress: ProgressFn | None
-    ) -> IndexJob:
-        return IndexJob(
-            self.store,
-            repo_id,
-            root,
-            options,
-            clock=self.clock,
-            encoding=self.encoding,
-            on_progress=on_progress,
-        )
+    def _execute(
+        self,
+        repo_id: str,
+        root: Path,
+        options: WalkOptions,
+        on_progress: ProgressFn | None,
+        *,
+        scope: list[str] | None = None,
+        started: threading.Event | None = None,
+    ) -> IndexProgress:
+        with self._repo_lock(repo_id):
+            job = IndexJob(
+                self.store,
+                repo_id,
+                root,
+                options,
+                clock=self.clock,
+                encoding=self.encoding,
+                on_progress=on_progress,
+                state=self._states.pop(repo_id, None),
+                scope=scope,
+            )
+            try:
+                job.begin()  # records "running" before anyone waiting is released
+            finally:
+                if started is not None:
+                    started.set()
+            progress = job.run()  # a failed run leaves no state: the next one rebuilds
+            if job.state is not None:
+                self._states[repo_id] = job.state
+            return progress
+
+    def _repo_lock(self, repo_id: str) -> threading.Lock:
+        with self._lock:
+            return self._repo_locks.setdefault(repo_id, threading.Lock())
+
+    def _run_quietly(
+        self, repo_id: str, root: Path, options: WalkOptions, started: threading.Event
+    ) -> None:
+        # The top of a background thread: the job has already recorded any failure in its
+        # status, so the error is logged here and the thread ends normally.
+        try:
+            self._execute(repo_id, root, options, None, started=started)
+        except RepoContextError as exc:
+            _log.warning("index run of %s failed: %s (%s)", repo_id, exc.code, exc.message)
+        except Exception:
+            _log.exception("index run of %s failed unexpectedly", repo_id)
 
     def _alive(self, repo_id: str, pid: object) -> bool:
         if pid == os.getpid():
@@ -237,14 +353,3 @@ class IndexService:
     def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
         record = self.store.get(XREF, xref_key(repo_id, name))
         return record.value if record is not None and isinstance(record.value, dict) else {}
-
-
-def _run_quietly(job: IndexJob) -> None:
-    # The top of a background thread: the job has already recorded any failure in its
-    # status, so the error is logged here and the thread ends normally.
-    try:
-        job.run()
-    except RepoContextError as exc:
-        _log.warning("index run of %s failed: %s (%s)", job.repo_id, exc.code, exc.message)
-    except Exception:
-        _log.exception("index run of %s failed unexpectedly", job.repo_id)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -33,6 +34,7 @@ __all__ = [
     "WalkOptions",
     "WalkResult",
     "check_root",
+    "in_scope",
     "is_git_worktree",
     "refuse_dangerous",
     "walk",
@@ -163,8 +165,17 @@ def is_git_worktree(root: Path) -> bool:
     return out.returncode == 0 and Path(out.stdout.strip()).resolve() == root.resolve()
 
 
-def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
+def walk(
+    root: Path, options: WalkOptions | None = None, *, scope: Sequence[str] | None = None
+) -> WalkResult:
     """List the files of ``root`` to index.
+
+    Args:
+        root: The repository root.
+        options: Filters.
+        scope: Restrict the walk to these repository-relative prefixes: ``"dir/"`` for a
+            directory, ``"a/b.py"`` for exactly one file, ``""`` for everything (as made by
+            :func:`repocontext.index.drift.scope_prefix`). ``None`` walks everything.
 
     Raises:
         PathNotFoundError: The root is not an existing directory.
@@ -173,12 +184,18 @@ def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
     options = options or WalkOptions()
     root = check_root(root)
     git = is_git_worktree(root)
-    candidates = _git_files(root, options) if git else _walk_files(root, options)
+    prefixes = None if scope is None or "" in scope else sorted(set(scope))
+    if git:
+        candidates = _git_files(root, options, prefixes)
+    elif prefixes is None:
+        candidates = _walk_files(root, options)
+    else:
+        candidates = [rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix)]
     keep = _filter(options)
     entries: list[WalkEntry] = []
     issues: list[WalkIssue] = []
     for rel in sorted(set(candidates)):
-        if not keep(rel):
+        if not keep(rel) or not in_scope(rel, prefixes):
             continue
         entry = _stat_entry(root, rel, options, issues)
         if entry is not None:
@@ -186,21 +203,56 @@ def walk(root: Path, options: WalkOptions | None = None) -> WalkResult:
     return WalkResult(entries, issues, git)
 
 
-def _git_files(root: Path, options: WalkOptions) -> list[str]:
-    args = ["git", "-C", str(root), "ls-files", "-co", "-z"]
+def in_scope(path: str, prefixes: Sequence[str] | None) -> bool:
+    """Return True when ``path`` is inside one of the scope ``prefixes`` (``None``: all)."""
+    if prefixes is None:
+        return True
+    return any(path == p or (p.endswith("/") and path.startswith(p)) or not p for p in prefixes)
+
+
+def _git_files(root: Path, options: WalkOptions, prefixes: Sequence[str] | None) -> list[str]:
+    args = ["git", "--literal-pathspecs", "-C", str(root), "ls-files", "-co", "-z"]
     if options.respect_gitignore:
         args.append("--exclude-standard")
+    if prefixes is not None:
+        args += ["--", *prefixes]
     out = subprocess.run(args, capture_output=True, timeout=_GIT_TIMEOUT, check=False)
     if out.returncode != 0:
-        return _walk_files(root, options)
+        if prefixes is None:
+            return _walk_files(root, options)
+        return [rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix)]
     names = out.stdout.decode("utf-8", "surrogateescape").split("\0")
     return [n for n in names if n and not _in_git_dir(n)]
 
 
-def _walk_files(root: Path, options: WalkOptions) -> list[str]:
-    found: list[str] = []
+def _walk_prefix(root: Path, options: WalkOptions, prefix: str) -> list[str]:
+    """The files under one scope prefix, with the .gitignore files above it applied."""
+    parts = prefix.rstrip("/").split("/")
     specs: dict[str, pathspec.GitIgnoreSpec] = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for depth in range(len(parts)):  # the directories above the prefix, root first
+        rel_dir = "/".join(parts[:depth])
+        if options.respect_gitignore:
+            _load_gitignore(root / rel_dir, rel_dir, specs)
+        below = "/".join(parts[: depth + 1])
+        if depth < len(parts) - 1 and _ignored(below + "/", specs):
+            return []
+    if not prefix.endswith("/"):
+        return [] if _ignored(prefix, specs) or not os.path.lexists(root / prefix) else [prefix]
+    if _ignored(prefix, specs):
+        return []
+    return _walk_files(root, options, start=prefix.rstrip("/"), specs=specs)
+
+
+def _walk_files(
+    root: Path,
+    options: WalkOptions,
+    *,
+    start: str = "",
+    specs: dict[str, pathspec.GitIgnoreSpec] | None = None,
+) -> list[str]:
+    found: list[str] = []
+    specs = {} if specs is None else specs
+    for dirpath, dirnames, filenames in os.walk(root / start, followlinks=False):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir
         if options.respect_gitignore:

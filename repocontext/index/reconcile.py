@@ -1,0 +1,165 @@
+"""The reconcile loop: keeps registered repositories fresh while the server runs.
+
+* ``watch`` (default): file-system events (:mod:`watchfiles`) for every registered root are
+  batched and each batch becomes a scoped :meth:`IndexService.refresh` of the paths it named,
+  so an edit reaches outlines, links and search within one debounce interval plus the
+  refresh itself. A full incremental pass also runs every ``interval`` seconds as a safety net
+  (events can be lost: an overflowing inotify queue, a checkout while the server was down).
+* ``poll``: only the periodic full pass.
+* ``off``: nothing; ``repocontext_bootstrap`` or ``repocontext index`` refresh by hand.
+
+Events under ``.git``, the store's own directory and the usual tool caches are ignored, and
+the scoped refresh applies the repository's own filters (git's ignore rules, globs), so
+ignored files never reach the index. When watching cannot start (no inotify, too many
+directories for the watch limit) the loop logs why and falls back to polling.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final, Literal
+
+import watchfiles
+
+from repocontext.errors import RepoContextError
+
+__all__ = ["ReconcileMode", "Reconciler"]
+
+ReconcileMode = Literal["watch", "poll", "off"]
+
+DEBOUNCE_MS: Final = 50
+STEP_MS: Final = 20
+TICK_MS: Final = 1000
+
+_log = logging.getLogger(__name__)
+
+RootsFn = Callable[[], dict[str, Path]]
+"""Returns the repositories to keep fresh: repo id -> resolved root."""
+RefreshFn = Callable[[str, list[str]], object]
+"""Re-indexes the given repository-relative paths of one repository."""
+FullPassFn = Callable[[str], object]
+"""Runs a full incremental pass over one repository."""
+WarmFn = Callable[[str], object]
+"""Loads a repository's projection state ahead of its first change."""
+
+
+class Reconciler:
+    """A daemon thread that turns file changes into index refreshes."""
+
+    def __init__(
+        self,
+        roots: RootsFn,
+        refresh: RefreshFn,
+        full_pass: FullPassFn,
+        *,
+        mode: ReconcileMode = "watch",
+        interval_seconds: float = 600.0,
+        ignore_paths: tuple[Path, ...] = (),
+        warm: WarmFn | None = None,
+    ) -> None:
+        """Prepare the loop; :meth:`start` runs it."""
+        self._roots = roots
+        self._refresh = refresh
+        self._full_pass = full_pass
+        self._warm = warm
+        self.mode: ReconcileMode = mode
+        self.interval_seconds = interval_seconds
+        self._ignore = tuple(p.resolve() for p in ignore_paths)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.batches = 0
+        """How many event batches were applied (for tests and stats)."""
+
+    def start(self) -> None:
+        """Start the loop thread (no-op in ``off`` mode or when already running)."""
+        if self.mode == "off" or self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._loop, name="reconcile", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask the loop to end and wait for it."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    # -- loop --------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            roots = self._roots()
+            if self.mode == "watch" and roots:
+                try:
+                    self._watch(roots)
+                    continue
+                except (OSError, RuntimeError) as exc:
+                    _log.warning("file watching failed (%s); polling instead", exc)
+                    self.mode = "poll"
+            if self._stop.wait(self.interval_seconds if roots else 1.0):
+                return
+            self._pass_all(self._roots())
+
+    def _watch(self, roots: dict[str, Path]) -> None:
+        """Watch until the set of roots changes, the interval elapses or the loop stops."""
+        watch_filter = watchfiles.DefaultFilter(ignore_paths=[str(p) for p in self._ignore])
+        if self._warm is not None:
+            for repo_id in sorted(roots):
+                self._guarded(self._warm, repo_id)
+        waited_ms = 0
+        for changes in watchfiles.watch(
+            *roots.values(),
+            watch_filter=watch_filter,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=self._stop,
+            rust_timeout=TICK_MS,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+        ):
+            if changes:
+                self._apply(roots, {path for _, path in changes})
+            else:
+                waited_ms += TICK_MS
+            if self._roots() != roots:
+                return  # a repository was added or removed: watch the new set
+            if waited_ms >= self.interval_seconds * 1000:
+                self._pass_all(roots)
+                waited_ms = 0
+
+    def _apply(self, roots: dict[str, Path], paths: set[str]) -> None:
+        by_repo: dict[str, list[str]] = defaultdict(list)
+        nested_first = sorted(roots.items(), key=lambda item: -len(item[1].parts))
+        for raw in paths:
+            path = Path(raw)
+            for repo_id, root in nested_first:
+                if path.is_relative_to(root):
+                    rel = path.relative_to(root).as_posix()
+                    if rel != "." and not _under_git_dir(rel):
+                        by_repo[repo_id].append(rel)
+                    break
+        for repo_id, rels in sorted(by_repo.items()):
+            self._guarded(self._refresh, repo_id, sorted(rels))
+        self.batches += 1
+
+    def _pass_all(self, roots: dict[str, Path]) -> None:
+        for repo_id in sorted(roots):
+            if self._stop.is_set():
+                return
+            self._guarded(self._full_pass, repo_id)
+
+    def _guarded(self, call: Callable[..., object], repo_id: str, *args: object) -> None:
+        try:
+            call(repo_id, *args)
+        except RepoContextError as exc:
+            _log.warning("reconcile of %s failed: %s (%s)", repo_id, exc.code, exc.message)
+        except Exception:
+            _log.exception("reconcile of %s failed unexpectedly", repo_id)
+
+
+def _under_git_dir(rel: str) -> bool:
+    return rel == ".git" or rel.startswith(".git/") or "/.git/" in rel

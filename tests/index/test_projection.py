@@ -1,0 +1,207 @@
+"""Incremental projections equal a from-scratch computation after every change.
+
+The oracle below computes every record the simple way — all links of the repository at once
+with :func:`link_repository`, :func:`dependents` and :func:`covering_tests` — and shares only
+the record formatting with the incremental :class:`ProjectionState`. Nodes come from the real
+extraction pipeline (real files, real tree-sitter), and random edit sequences add, change and
+delete files so that names gain and lose definers, imports start and stop resolving, Java
+packages and the Go module move, and tests come and go.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+
+from repocontext.index.extract import extract_file
+from repocontext.index.nodes import file_node, iter_symbols, outline_of
+from repocontext.index.projection import (
+    ProjectionState,
+    apply_delta,
+    apply_projections,
+    in_record,
+    name_record,
+    out_record,
+)
+from repocontext.index.resolve import RepoFiles, covering_tests, dependents, link_repository
+from repocontext.index.walk import WalkEntry
+from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
+from repocontext.store.keys import family_prefix, pkg_key, symbol_key, xref_key
+from repocontext.testing import FakeClock
+
+REPO = "r"
+NAMES = ["parse", "Helper", "render", "Widget", "load_config", "compute", "shared"]
+
+
+def oracle(nodes: dict[str, dict[str, Any]], go_module: str | None) -> dict[str, dict[str, Any]]:
+    outlines = {p: o for p, n in nodes.items() if (o := outline_of(n)) is not None}
+    paths = sorted(nodes)
+    packages = {p: o.package for p, o in outlines.items()}
+    links = link_repository(
+        outlines, RepoFiles.build(paths, packages=packages, go_mod_module=go_module)
+    )
+    records: dict[str, dict[str, Any]] = {STRUCTURAL: {}, SYMBOL: {}, XREF: {}}
+    forward: dict[str, list[Any]] = defaultdict(list)
+    for link in links:
+        forward[link.source].append(link)
+    for path, found in forward.items():
+        if (value := out_record(found)) is not None:
+            records[XREF][xref_key(REPO, f"out:{path}")] = value
+    reverse, tests = dependents(links), covering_tests(links, paths)
+    for path in paths:
+        if (value := in_record(reverse.get(path, []), tests.get(path, []))) is not None:
+            records[XREF][xref_key(REPO, f"in:{path}")] = value
+    defined = {s.name for o in outlines.values() for s in iter_symbols(o.symbols)}
+    users: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(outlines):
+        for name in defined.intersection(outlines[path].references):
+            users[name].append(path)
+    for name, found in users.items():
+        records[XREF][xref_key(REPO, f"name:{name}")] = name_record(name, found)
+    records[SYMBOL] = oracle_symbols(outlines)
+    records[STRUCTURAL] = oracle_packages(nodes)
+    return records
+
+
+def oracle_symbols(outlines: dict[str, Any]) -> dict[str, Any]:
+    records: dict[str, Any] = {}
+    for path in sorted(outlines):
+        for s in iter_symbols(outlines[path].symbols):
+            record = records.setdefault(
+                symbol_key(REPO, s.fq_name),
+                {"fullyQualifiedName": s.fq_name, "name": s.name, "defs": []},
+            )
+            record["defs"].append(
+                {
+                    "path": path,
+                    "kind": s.kind,
+                    "signature": s.signature,
+                    "startLine": s.start_line,
+                    "endLine": s.end_line,
+                }
+            )
+    return records
+
+
+def oracle_packages(nodes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for path, node in nodes.items():
+        directory = PurePosixPath(path).parent.as_posix()
+        if directory != ".":
+            counts[directory][node.get("language") or "other"] += 1
+    return {
+        pkg_key(REPO, directory): {
+            "path": directory,
+            "files": sum(per.values()),
+            "languages": dict(sorted(per.items())),
+        }
+        for directory, per in counts.items()
+    }
+
+
+def source(rng: random.Random, path: str) -> str:
+    a, b, c = rng.sample(NAMES, 3)
+    other = rng.randrange(6)
+    if path.endswith(".py"):
+        return (
+            f"import pkg{rng.randrange(3)}.m{other}\nfrom pkg{rng.randrange(3)} import m{other}\n\n"
+            f"class {b.capitalize()}:\n    def {a}(self):\n        return {c}()\n\n\n"
+            f"def {c}():\n    return {a}() + {rng.choice(NAMES)}()\n"
+        )
+    if path.endswith(".js"):
+        return (
+            f"import {{ {a} }} from './x{other}';\n"
+            f"export function {b}() {{ return {a}() + {c}(); }}\n"
+        )
+    if path.endswith(".java"):
+        return (
+            f"package p{rng.randrange(2)};\n\nimport p{rng.randrange(2)}.C{other};\n\n"
+            f"public class C{path[-6]} {{\n    public int {a}() {{ return {b}(); }}\n}}\n"
+        )
+    module = f"example.com/m{rng.randrange(2)}/g"
+    return f'package g\n\nimport "{module}"\n\nfunc {b.capitalize()}() {{ {a}() }}\n'
+
+
+def candidate_paths() -> list[str]:
+    paths = [f"pkg{i}/m{j}.py" for i in range(3) for j in range(6)]
+    paths += [f"pkg{i}/__init__.py" for i in range(3)]
+    paths += [f"tests/test_m{j}.py" for j in range(6)]
+    paths += [f"web/x{j}.js" for j in range(6)] + [f"web/x{j}.test.js" for j in range(3)]
+    paths += [f"src/C{j}.java" for j in range(4)] + [f"g/f{j}.go" for j in range(3)]
+    return paths
+
+
+class Repo:
+    def __init__(self, root: Path, rng: random.Random) -> None:
+        self.root, self.rng = root, rng
+        self.nodes: dict[str, dict[str, Any]] = {}
+
+    def write(self, path: str) -> dict[str, Any]:
+        full = self.root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        text = "" if path.endswith("__init__.py") else source(self.rng, path)
+        full.write_text(text)
+        info = full.stat()
+        item = extract_file(
+            str(self.root), WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
+        )
+        node = file_node(item, None)
+        self.nodes[path] = node
+        return node
+
+    def step(self) -> dict[str, dict[str, Any] | None]:
+        changes: dict[str, dict[str, Any] | None] = {}
+        for _ in range(self.rng.randint(1, 4)):
+            path = self.rng.choice(candidate_paths())
+            if path in self.nodes and self.rng.random() < 0.3:
+                (self.root / path).unlink()
+                del self.nodes[path]
+                changes[path] = None
+            else:
+                changes[path] = self.write(path)
+        return changes
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_incremental_updates_equal_a_full_recompute(tmp_path: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    repo = Repo(tmp_path, rng)
+    for path in rng.sample(candidate_paths(), 20):
+        repo.write(path)
+    go_module = "example.com/m0"
+    state = ProjectionState.build(REPO, repo.nodes.values(), go_module)
+    assert state.records == oracle(repo.nodes, go_module)
+    for step in range(15):
+        if rng.random() < 0.15:
+            go_module = f"example.com/m{rng.randrange(2)}"
+        changes = repo.step()
+        state.update(changes, go_module)
+        assert state.records == oracle(repo.nodes, go_module), f"seed {seed} step {step}"
+
+
+def test_a_delta_applied_to_the_store_matches_a_full_write(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "data", clock=FakeClock()) as store:
+        check_store_delta(tmp_path / "repo", store)
+
+
+def check_store_delta(tmp_path: Path, store: Store) -> None:
+    rng = random.Random(99)
+    repo = Repo(tmp_path, rng)
+    for path in rng.sample(candidate_paths(), 25):
+        repo.write(path)
+    state = ProjectionState.build(REPO, repo.nodes.values(), None)
+    first = apply_projections(store, REPO, state)
+    assert first.written > 0 and first.deleted == 0
+    for _ in range(10):
+        apply_delta(store, state.update(repo.step(), None))
+    stored = {
+        tree: {r.key: r.value for r in store.iter_records(tree, family_prefix(REPO, family))}
+        for tree, family in ((STRUCTURAL, "pkg"), (SYMBOL, "symbol"), (XREF, "xref"))
+    }
+    assert stored == oracle(repo.nodes, None)
+    again = apply_projections(store, REPO, ProjectionState.build(REPO, repo.nodes.values(), None))
+    assert (again.written, again.deleted) == (0, 0)

@@ -1,0 +1,165 @@
+"""Keeping the index fresh: scoped refreshes, the warm projection state and the reconcile loop."""
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repocontext.errors import PathOutsideWorkspaceError
+from repocontext.index.job import load_file_nodes
+from repocontext.index.projection import ProjectionState
+from repocontext.settings import Settings
+from repocontext.store import STRUCTURAL, SYMBOL, XREF
+from repocontext.store.keys import family_prefix, repo_key, symbol_key
+from repocontext.testing import FakeClock
+from repocontext.workspace import Workspace
+
+
+def projections(workspace):
+    return {
+        tree: {r.key: r.value for r in workspace.store.iter_records(tree, family_prefix("demo", f))}
+        for tree, f in ((STRUCTURAL, "pkg"), (SYMBOL, "symbol"), (XREF, "xref"))
+    }
+
+
+def rebuilt(workspace):
+    nodes = load_file_nodes(workspace.store, "demo").values()
+    return ProjectionState.build("demo", nodes, None).records
+
+
+def wait_for(condition, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_refresh_applies_edits_additions_and_deletions_under_its_paths(workspace, repo):
+    workspace.bootstrap(repo, background=False)
+    (repo / "pkg/util.py").write_text(
+        "def parse(text):\n    return [text]\n\n\ndef extra():\n    pass\n"
+    )
+    (repo / "pkg/new.py").write_text("from pkg.util import extra\n")
+    (repo / "web/lib/index.js").unlink()
+    (repo / "tests/test_util.py").write_text("# also changed, but not refreshed\n")
+    progress = workspace.index.refresh("demo", ["pkg", "web/lib/index.js"])
+    assert (progress.files_updated, progress.files_added, progress.files_removed) == (1, 1, 1)
+    assert progress.phase == "reconciling"
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "web/lib/index.js" not in nodes and "pkg/new.py" in nodes
+    assert workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.extra")) is not None
+    assert "pkg/new.py" in {
+        d["path"] for d in workspace.index.related("demo", "pkg/util.py").dependents
+    }
+    # Outside the scope nothing was looked at; the records equal a rebuild from the nodes.
+    assert workspace.index.changed("demo").updated == ["tests/test_util.py"]
+    assert projections(workspace) == rebuilt(workspace)
+    assert workspace.index.status("demo").counters["filesSeen"] == 4  # pkg/ holds four files now
+
+
+def test_the_warm_state_is_used_and_matches_a_rebuild_after_many_changes(workspace, repo):
+    workspace.bootstrap(repo, background=False)
+    for i in range(5):
+        (repo / f"pkg/m{i}.py").write_text(
+            f"from pkg.util import parse\n\n\ndef f{i}():\n    return parse('x')\n"
+        )
+        workspace.index.refresh("demo", [f"pkg/m{i}.py"])
+        if i % 2:
+            (repo / f"pkg/m{i - 1}.py").unlink()
+            workspace.index.refresh("demo", [f"pkg/m{i - 1}.py"])
+    (repo / "pkg/util.py").write_text("def renamed(text):\n    return text\n")
+    status = workspace.bootstrap(repo, background=False)
+    assert status.counters["filesUpdated"] == 1
+    assert projections(workspace) == rebuilt(workspace)
+    users = workspace.store.get(XREF, "repo/demo/xref/name:parse")
+    assert users is None  # parse is defined nowhere any more
+
+
+def test_a_refresh_of_unchanged_or_ignored_paths_writes_nothing(workspace, repo):
+    workspace.bootstrap(repo, background=False)
+    (repo / "noise.log").write_text("ignored by .gitignore\n")
+    before = workspace.store.last_seq()
+    progress = workspace.index.refresh("demo", ["pkg/util.py", "noise.log", "missing.py"])
+    assert progress.files_read == 0
+    assert workspace.store.last_seq() == before
+
+
+def test_a_refresh_refuses_paths_outside_the_root(workspace, repo, tmp_path):
+    workspace.bootstrap(repo, background=False)
+    with pytest.raises(PathOutsideWorkspaceError):
+        workspace.index.refresh("demo", ["../elsewhere.py"])
+    with pytest.raises(PathOutsideWorkspaceError):
+        workspace.index.refresh("demo", [str(tmp_path)])
+
+
+def test_another_process_writing_the_projections_invalidates_the_warm_state(tmp_path, repo):
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent)
+    with Workspace.open(settings, clock=FakeClock()) as first:
+        first.bootstrap(repo, background=False)
+        (repo / "pkg/util.py").write_text("def other():\n    pass\n")
+        # Another process (the CLI) runs a pass and rewrites the projections meanwhile.
+        cli = [str(Path(sys.executable).parent / "repocontext"), "index", str(repo), "--json"]
+        subprocess.run(
+            [*cli, "--data-dir", str(tmp_path / "data")], check=True, capture_output=True
+        )
+        (repo / "pkg/app.py").write_text("from pkg.util import other\n")
+        first.index.refresh("demo", ["pkg/app.py"])
+        assert projections(first) == rebuilt(first)
+
+
+def test_the_watch_loop_reflects_edits_new_files_and_deletions(tmp_path, repo):
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="watch")
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        workspace.start_background()
+        time.sleep(0.3)  # let the watcher register its directories
+        (repo / "pkg/util.py").write_text("def watched():\n    pass\n")
+        assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["watched"])
+        (repo / "pkg/fresh.py").write_text("def fresh():\n    pass\n")
+        assert wait_for(lambda: symbol_names(workspace, "pkg/fresh.py") == ["fresh"])
+        shutil.move(repo / "web", tmp_path / "web-moved")  # one event for a whole directory
+        assert wait_for(
+            lambda: not any(p.startswith("web/") for p in load_file_nodes(workspace.store, "demo"))
+        )
+        assert wait_for(lambda: projections(workspace) == rebuilt(workspace))
+        assert workspace.reconciler is not None and workspace.reconciler.batches >= 3
+
+
+def test_the_poll_loop_runs_full_passes(tmp_path, repo):
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        workspace_root=repo.parent,
+        reconcile="poll",
+        reconcile_interval_seconds=1,
+    )
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        workspace.start_background()
+        (repo / "pkg/util.py").write_text("def polled():\n    pass\n")
+        assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["polled"])
+        assert wait_for(lambda: workspace.index.status("demo").status == "completed")
+        assert workspace.store.get(STRUCTURAL, repo_key("demo")).value["projectionsDirty"] is False
+
+
+def symbol_names(workspace, path):
+    return [s["name"] for s in workspace.index.outline("demo", path).symbols]
+
+
+def test_warming_loads_a_consistent_index_without_writing(tmp_path, repo):
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent)
+    with Workspace.open(settings, clock=FakeClock()) as first:
+        first.bootstrap(repo, background=False)
+    with Workspace.open(settings, clock=FakeClock()) as workspace:  # a fresh process: no state
+        before = workspace.store.last_seq()
+        assert workspace.index.warm("demo") is True
+        assert workspace.store.last_seq() == before
+        (repo / "pkg/util.py").write_text("def warmed():\n    pass\n")
+        progress = workspace.index.refresh("demo", ["pkg/util.py"])
+        # Incremental: only the records the edit affects, not every projection record.
+        assert 0 < progress.projection_writes + progress.projection_deletes < 12
+        assert projections(workspace) == rebuilt(workspace)
