@@ -173,7 +173,7 @@ def is_test_path(path: str) -> bool:
     Args:
         path: Repository-relative path, ``/`` separated.
     """
-    parts = PurePosixPath(path).parts
+    parts = [part for part in path.split("/") if part and part != "."]
     if not parts:
         return False
     if any(part in _TEST_DIRS for part in parts[:-1]):

@@ -29,14 +29,14 @@ a store another process changed); :func:`apply_delta` writes an update's delta.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.model import FileOutline, Link
+from repocontext.index.model import FileOutline, Link, Symbol
 from repocontext.index.nodes import iter_symbols, outline_of
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
@@ -85,24 +85,18 @@ class _Facts:
     defines: frozenset[str]  # bare names it defines, for reference links (no impl blocks)
     names: frozenset[str]  # every bare name it defines, for name records
     refs: frozenset[str]
-    defs: Mapping[str, tuple[tuple[str, dict[str, Any]], ...]]  # fq -> (name, definition)
+    defs: Mapping[str, tuple[Symbol, ...]]  # fully qualified name -> its definitions
 
 
 def _facts(outline: FileOutline) -> _Facts:
-    defs: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    defs: dict[str, list[Symbol]] = defaultdict(list)
     defines: set[str] = set()
     names: set[str] = set()
     for symbol in iter_symbols(outline.symbols):
         names.add(symbol.name)
         if symbol.kind != "impl":
             defines.add(symbol.name)
-        wire = {
-            "kind": symbol.kind,
-            "signature": symbol.signature,
-            "startLine": symbol.start_line,
-            "endLine": symbol.end_line,
-        }
-        defs[symbol.fq_name].append((symbol.name, wire))
+        defs[symbol.fq_name].append(symbol)
     return _Facts(
         outline=dataclasses.replace(outline, symbols=()),
         defines=frozenset(defines),
@@ -121,6 +115,7 @@ class _Affected:
     definers: set[str] = field(default_factory=set)  # names whose reference links may change
     targets: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    refs: list[tuple[str, frozenset[str], frozenset[str]]] = field(default_factory=list)
     fqs: set[str] = field(default_factory=set)
     dirs: set[str] = field(default_factory=set)
 
@@ -142,7 +137,9 @@ class ProjectionState:
         self._incoming: dict[str, dict[str, list[Link]]] = defaultdict(dict)
         self._definers: dict[str, set[str]] = defaultdict(set)
         self._name_count: Counter[str] = Counter()
-        self._referrers: dict[str, set[str]] = defaultdict(set)
+        # Files referencing each name some file defines (kept for defined names only: most
+        # referenced names are defined nowhere in the repository).
+        self._referrers: dict[str, set[str]] = {}
         self._fq_paths: dict[str, set[str]] = defaultdict(set)
         self._dir_languages: dict[str, Counter[str]] = defaultdict(Counter)
 
@@ -152,7 +149,7 @@ class ProjectionState:
     ) -> ProjectionState:
         """Compute every projection of a repository from its file nodes."""
         state = cls(repo_id)
-        state.update({str(node.get("path")): node for node in nodes}, go_module)
+        state.update(((str(node.get("path")), node) for node in nodes), go_module)
         return state
 
     @property
@@ -161,12 +158,16 @@ class ProjectionState:
         return len(self._languages)
 
     def update(
-        self, changes: Mapping[str, Mapping[str, Any] | None], go_module: str | None
+        self,
+        changes: Mapping[str, Mapping[str, Any] | None]
+        | Iterable[tuple[str, Mapping[str, Any] | None]],
+        go_module: str | None,
     ) -> Delta:
         """Apply changed file nodes (``None`` for a removed file) and return the record delta.
 
         Args:
-            changes: Path -> its new file node, or ``None`` when the file is gone.
+            changes: Path -> its new file node, or ``None`` when the file is gone (a mapping,
+                or pairs consumed once, so a full build never holds every node at once).
             go_module: The ``module`` of the root ``go.mod`` now.
 
         Returns:
@@ -176,8 +177,10 @@ class ProjectionState:
         affected = _Affected()
         reindex = go_module != self.go_module
         self.go_module = go_module
-        for path, node in changes.items():
+        pairs = changes.items() if isinstance(changes, Mapping) else changes
+        for path, node in pairs:
             reindex |= self._replace_file(path, node, affected)
+        self._track_referrers(affected)
         if reindex:
             self._files = RepoFiles.build(
                 self._languages,
@@ -197,7 +200,7 @@ class ProjectionState:
                 affected.relink.update(self._referrers.get(name, ()))
         for path in affected.relink:
             self._relink(path, affected)
-        return self._records(affected, changes)
+        return self._records(affected)
 
     # -- changes -----------------------------------------------------------------------
 
@@ -214,7 +217,7 @@ class ProjectionState:
             self._languages[path] = node.get("language")
         if outline is not None:
             self._facts[path] = new
-        directory = PurePosixPath(path).parent.as_posix()
+        directory = posixpath.dirname(path) or "."
         if was_known != (node is not None):
             counts = self._dir_languages[directory]
             language = str((node or {}).get("language") or old_language or "other")
@@ -230,9 +233,8 @@ class ProjectionState:
         for name in old.names ^ new.names:
             self._name_count[name] += 1 if name in new.names else -1
             affected.names.add(name)
-        for name in old.refs ^ new.refs:
-            (self._referrers[name].add if name in new.refs else self._referrers[name].discard)(path)
-            affected.names.add(name)
+        if old.refs != new.refs:
+            affected.refs.append((path, old.refs, new.refs))
         for fq in old.defs.keys() | new.defs.keys():
             if fq not in new.defs:
                 self._fq_paths[fq].discard(path)
@@ -244,6 +246,29 @@ class ProjectionState:
         affected.targets.add(path)
         packaged = path.endswith(_PACKAGED) and old.outline.package != new.outline.package
         return was_known != (node is not None) or packaged
+
+    def _track_referrers(self, affected: _Affected) -> None:
+        """Bring the referrers index up to date once every changed file was swapped."""
+        newly: set[str] = set()
+        for name in affected.names:
+            if self._name_count[name] <= 0:  # defined nowhere any more
+                gone = self._referrers.pop(name, set())
+                if name in affected.definers:
+                    affected.relink.update(gone)  # their links to the old definer go
+            elif name not in self._referrers:
+                newly.add(name)
+        for path, old, new in affected.refs:
+            for name in old ^ new:
+                users = self._referrers.get(name)
+                if users is not None and name not in newly:
+                    (users.add if name in new else users.discard)(path)
+                    affected.names.add(name)
+        if newly:  # names defined for the first time: find who already references them
+            found: dict[str, set[str]] = {name: set() for name in newly}
+            for path, facts in self._facts.items():
+                for name in facts.refs & newly:
+                    found[name].add(path)
+            self._referrers.update(found)
 
     def _relink(self, path: str, affected: _Affected) -> None:
         old = self._forward.pop(path, [])
@@ -267,17 +292,17 @@ class ProjectionState:
 
     # -- records -----------------------------------------------------------------------
 
-    def _records(self, affected: _Affected, changes: Mapping[str, object]) -> Delta:
+    def _records(self, affected: _Affected) -> Delta:
         delta: Delta = {tree: {} for tree in TREES}
         repo = self.repo_id
-        for path in affected.relink | changes.keys():
+        for path in affected.relink:  # every changed path is in it
             self._set(
                 delta, XREF, _xref_key(repo, f"out:{path}"), out_record(self._forward.get(path, ()))
             )
         for target in affected.targets:
             self._set(delta, XREF, _xref_key(repo, f"in:{target}"), self._in_record(target))
         for name in affected.names:
-            users = self._referrers.get(name, set()) if self._name_count[name] > 0 else set()
+            users = self._referrers.get(name, ())
             self._set(delta, XREF, _xref_key(repo, f"name:{name}"), name_record(name, users))
         for fq in affected.fqs:
             self._set(delta, SYMBOL, _symbol_key(repo, fq), self._symbol_record(fq))
@@ -311,16 +336,25 @@ class ProjectionState:
 
     def _symbol_record(self, fq: str) -> dict[str, Any] | None:
         found = [
-            (name, path, wire)
+            (path, symbol)
             for path in sorted(self._fq_paths.get(fq, ()))
-            for name, wire in self._facts[path].defs[fq]
+            for symbol in self._facts[path].defs[fq]
         ]
         if not found:
             return None
         return {
             "fullyQualifiedName": fq,
-            "name": found[0][0],
-            "defs": [{"path": path, **wire} for _, path, wire in found],
+            "name": found[0][1].name,
+            "defs": [
+                {
+                    "path": path,
+                    "kind": symbol.kind,
+                    "signature": symbol.signature,
+                    "startLine": symbol.start_line,
+                    "endLine": symbol.end_line,
+                }
+                for path, symbol in found
+            ],
         }
 
     def _pkg_record(self, directory: str) -> dict[str, Any] | None:
@@ -336,9 +370,8 @@ class ProjectionState:
     def _prune(self, affected: _Affected) -> None:
         """Drop index entries that became empty, so removed names do not pile up."""
         for name in affected.names:
-            for index in (self._definers, self._referrers):
-                if not index.get(name, True):
-                    del index[name]
+            if not self._definers.get(name, True):
+                del self._definers[name]
             if self._name_count.get(name) == 0:
                 del self._name_count[name]
         for fq in affected.fqs:
