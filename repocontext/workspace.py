@@ -31,6 +31,9 @@ from repocontext.index.job import ProgressFn
 from repocontext.index.reconcile import Reconciler
 from repocontext.index.service import IndexService, IndexStatus
 from repocontext.index.walk import WalkOptions, refuse_dangerous
+from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
+from repocontext.pack.stats import StatsWindow
+from repocontext.search.service import SearchService
 from repocontext.settings import Settings
 from repocontext.store import (
     STRUCTURAL,
@@ -141,6 +144,10 @@ class Workspace:
         self._reconciler: Reconciler | None = None
         self.index = IndexService(store, clock)
         """Index jobs and views (outline, related, changed) over this workspace's store."""
+        self.search = SearchService(store, settings.data_dir / "search")
+        """Keyword retrieval with reasons; its indexes are projections of the store."""
+        self.call_stats = StatsWindow(clock)
+        """Token figures of the context bundles served by this process."""
 
     @classmethod
     def open(
@@ -170,6 +177,7 @@ class Workspace:
         if self._sweeper is not None:
             self._sweeper.stop()
             self._sweeper = None
+        self.search.close()
         self._store.close()
 
     @property
@@ -284,6 +292,17 @@ class Workspace:
         if background:
             return self.index.start(info.repo_id, root_path, options)
         return self.index.run(info.repo_id, root_path, options, on_progress)
+
+    def context(self, request: ContextRequest) -> Bundle:
+        """Build a context bundle (see :mod:`repocontext.pack.bundle`) and count it in stats.
+
+        Raises:
+            NotFoundError: The repository is not registered.
+            InvalidInputError: The task is empty.
+        """
+        bundle = build_bundle(self._store, self.search, self._clock, request)
+        self.call_stats.record(int(bundle.wire["responseTokens"]), bundle.reads_replaced)
+        return bundle
 
     def get_repo(self, repo_id: str) -> RepoInfo | None:
         """Return the registered repository ``repo_id``, or ``None``.

@@ -19,7 +19,15 @@ from repocontext.index.walk import WalkOptions
 from repocontext.settings import Settings
 from repocontext.workspace import Workspace
 
-__all__ = ["register"]
+__all__ = [
+    "DataDir",
+    "JsonOption",
+    "RepoIdOption",
+    "emit",
+    "open_workspace",
+    "pick_repo",
+    "register",
+]
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 DataDir = Annotated[
@@ -64,16 +72,16 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         status = workspace.bootstrap(
                             root, repo_id, options, background=False, on_progress=bar.update
                         )
-            _emit(dataclasses.asdict(status), as_json, _status_text)
+            emit(dataclasses.asdict(status), as_json, _status_text)
 
     @app.command()
     def status(
         repo_id: RepoIdOption = None, data_dir: DataDir = None, as_json: JsonOption = False
     ) -> None:
         """Show the last or current index run of a repository."""
-        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
-            report = workspace.index.status(_pick(workspace, repo_id))
-            _emit(dataclasses.asdict(report), as_json, _status_text)
+        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            report = workspace.index.status(pick_repo(workspace, repo_id))
+            emit(dataclasses.asdict(report), as_json, _status_text)
 
     @app.command()
     def outline(
@@ -83,9 +91,9 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Print a file's symbols from the index."""
-        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
-            view = workspace.index.outline(_pick(workspace, repo_id), path)
-            _emit(dataclasses.asdict(view), as_json, _outline_text)
+        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            view = workspace.index.outline(pick_repo(workspace, repo_id), path)
+            emit(dataclasses.asdict(view), as_json, _outline_text)
 
     @app.command()
     def related(
@@ -95,9 +103,9 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Print a file's imports, references, dependents and covering tests."""
-        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
-            view = workspace.index.related(_pick(workspace, repo_id), path)
-            _emit(dataclasses.asdict(view), as_json, _related_text)
+        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            view = workspace.index.related(pick_repo(workspace, repo_id), path)
+            emit(dataclasses.asdict(view), as_json, _related_text)
 
     @app.command()
     def changed(
@@ -107,9 +115,9 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Print what changed on disk since the last index run, and what it impacts."""
-        with fail_cleanly(), _workspace(settings_for, data_dir) as workspace:
-            report = workspace.index.changed(_pick(workspace, repo_id), path)
-            _emit(dataclasses.asdict(report), as_json, _changed_text)
+        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            report = workspace.index.changed(pick_repo(workspace, repo_id), path)
+            emit(dataclasses.asdict(report), as_json, _changed_text)
 
 
 class _ProgressBar:
@@ -136,13 +144,13 @@ class _ProgressBar:
 
 
 @contextmanager
-def _workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspace]:
+def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspace]:
     settings: Settings = settings_for(data_dir=data_dir)
     with Workspace.open(settings) as workspace:
         yield workspace
 
 
-def _pick(workspace: Workspace, repo_id: str | None) -> str:
+def pick_repo(workspace: Workspace, repo_id: str | None) -> str:
     if repo_id:
         return repo_id
     repos = workspace.list_repos()
@@ -159,7 +167,7 @@ def _pick(workspace: Workspace, repo_id: str | None) -> str:
     )
 
 
-def _emit(value: dict[str, Any], as_json: bool, text: Any) -> None:
+def emit(value: dict[str, Any], as_json: bool, text: Any) -> None:
     typer.echo(json.dumps(value, indent=2, default=str) if as_json else text(value))
 
 

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from repocontext.cli._doctor import doctor_report, render_text
 from repocontext.cli._index import register as register_index_commands
+from repocontext.cli._retrieval import register as register_retrieval_commands
 from repocontext.errors import RepoContextError
 from repocontext.server import run
 from repocontext.settings import Settings
@@ -142,6 +143,7 @@ def doctor(
 
 
 register_index_commands(app, build_settings, _fail_cleanly)
+register_retrieval_commands(app, build_settings, _fail_cleanly)
 
 
 def _notify(message: str) -> None:

@@ -1,4 +1,4 @@
-"""The FastAPI app: liveness, readiness and the MCP streamable HTTP endpoint at ``/mcp``."""
+"""The FastAPI app: liveness, readiness, call stats, Prometheus metrics and MCP at ``/mcp``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from contextlib import asynccontextmanager
 from typing import Final
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -50,12 +50,53 @@ def create_app(
     app = FastAPI(title="repocontext", lifespan=lifespan)
     app.add_api_route("/health/live", _live, methods=["GET"])
     app.add_api_route("/health/ready", _ready_route(workspace), methods=["GET"])
+    app.add_api_route("/stats", _stats_route(workspace), methods=["GET"])
+    app.add_api_route("/metrics", _metrics_route(workspace), methods=["GET"])
     app.mount("/", mcp_app)
     return app
 
 
 async def _live() -> dict[str, str]:
     return {"status": "live"}
+
+
+def _stats_route(workspace: Workspace) -> Callable[..., dict[str, float]]:
+    def stats(windowSeconds: float | None = None) -> dict[str, float]:
+        """The figures of ``repocontext_stats`` for this process."""
+        window = workspace.call_stats.window(windowSeconds)
+        return {
+            "calls": window.calls,
+            "responseTokens": window.response_tokens,
+            "readsReplacedTokens": window.reads_replaced_tokens,
+            "netSavedTokens": window.net_saved_tokens,
+            "windowSeconds": window.window_seconds,
+        }
+
+    return stats
+
+
+def _metrics_route(workspace: Workspace) -> Callable[[], PlainTextResponse]:
+    def metrics() -> PlainTextResponse:
+        """Totals since start as Prometheus counters (text exposition format)."""
+        stats = workspace.call_stats
+        lines = []
+        for name, help_text, value in (
+            ("repocontext_context_calls_total", "Context bundles served.", stats.total_calls),
+            (
+                "repocontext_response_tokens_total",
+                "Tokens of the context bundles sent.",
+                stats.total_response_tokens,
+            ),
+            (
+                "repocontext_reads_replaced_tokens_total",
+                "Tokens reading the delivered files whole would have cost.",
+                stats.total_reads_replaced_tokens,
+            ),
+        ):
+            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter", f"{name} {value}"]
+        return PlainTextResponse("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
+
+    return metrics
 
 
 def _ready_route(workspace: Workspace) -> Callable[[], JSONResponse]:

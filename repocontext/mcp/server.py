@@ -13,6 +13,7 @@ from repocontext.mcp.entries import entry_tools
 from repocontext.mcp.health import health_tool
 from repocontext.mcp.index import index_tools
 from repocontext.mcp.repos import list_repos_tool
+from repocontext.mcp.retrieval import retrieval_tools
 from repocontext.settings import Settings
 from repocontext.workspace import Workspace
 
@@ -24,6 +25,7 @@ TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     health_tool,
     list_repos_tool,
     index_tools,
+    retrieval_tools,
     entry_tools,
 )
 """Every tool factory, in the order tools are listed to clients."""

@@ -109,6 +109,9 @@ async def test_read_tools_are_listed_read_only_with_an_output_schema(
         "repocontext_outline",
         "repocontext_related",
         "repocontext_changed",
+        "repocontext_search",
+        "repocontext_context",
+        "repocontext_stats",
         "repocontext_recall",
         "repocontext_scan",
     }

@@ -1,0 +1,122 @@
+"""Retrieval commands: ``search``, ``context`` and ``stats``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import urllib.error
+import urllib.request
+from typing import Annotated, Any
+
+import typer
+
+from repocontext.cli._index import (
+    DataDir,
+    JsonOption,
+    RepoIdOption,
+    emit,
+    open_workspace,
+    pick_repo,
+)
+from repocontext.errors import StoreUnavailableError
+from repocontext.pack.bundle import ContextRequest, wire_json
+from repocontext.search.service import SearchResult
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
+    """Add the retrieval commands to ``app``."""
+
+    @app.command()
+    def search(
+        query: Annotated[str, typer.Argument(help="What to look for.")],
+        k: Annotated[int, typer.Option("-k", help="Hits, 1..100.")] = 10,
+        repo_id: RepoIdOption = None,
+        data_dir: DataDir = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Rank a repository's files for a query, with the reasons of every hit."""
+        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            result = workspace.search.search(
+                pick_repo(workspace, repo_id), query, min(max(k, 1), 100)
+            )
+            emit(_search_wire(result), as_json, _search_text)
+
+    @app.command()
+    def context(
+        task: Annotated[str, typer.Argument(help="The task, in words.")],
+        budget: Annotated[int, typer.Option("--budget", help="Token budget, 1..200000.")] = 8192,
+        top: Annotated[int, typer.Option("--top", help="Files to consider, 1..50.")] = 10,
+        detail: Annotated[str, typer.Option(help="paths, outline, slices or auto.")] = "auto",
+        session: Annotated[str | None, typer.Option(help="Session id (6 h memory).")] = None,
+        repo_id: RepoIdOption = None,
+        data_dir: DataDir = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Build a context bundle for a task under an exact token budget."""
+        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            request = ContextRequest(
+                repo_id=pick_repo(workspace, repo_id),
+                task=task,
+                top=min(max(top, 1), 50),
+                budget=min(max(budget, 1), 200_000),
+                detail=detail if detail in ("paths", "outline", "slices") else "auto",  # type: ignore[arg-type]
+                session=session,
+            )
+            bundle = workspace.context(request)
+            if as_json:
+                typer.echo(wire_json(bundle.wire))
+            else:
+                typer.echo(_context_text(bundle.wire))
+
+    @app.command()
+    def stats(
+        url: Annotated[
+            str, typer.Option(help="Base URL of a running HTTP server.")
+        ] = "http://127.0.0.1:8765",
+        window: Annotated[float | None, typer.Option(help="Window in seconds.")] = None,
+        as_json: JsonOption = False,
+    ) -> None:
+        """Token economics of the context bundles a running server sent (its /stats)."""
+        with fail_cleanly():
+            query = f"?windowSeconds={window}" if window else ""
+            try:
+                with urllib.request.urlopen(f"{url.rstrip('/')}/stats{query}", timeout=10) as reply:
+                    figures = json.loads(reply.read())
+            except (urllib.error.URLError, OSError) as exc:
+                raise StoreUnavailableError(
+                    f"no server answered at {url}: {exc}",
+                    hint="Start one with `make run` or `repocontext serve --transport http`.",
+                ) from exc
+            emit(figures, as_json, lambda f: "\n".join(f"{k}: {v}" for k, v in f.items()))
+
+
+def _search_wire(result: SearchResult) -> dict[str, Any]:
+    wire = dataclasses.asdict(result)
+    for hit in wire["hits"]:
+        hit.pop("symbols", None)
+    return wire
+
+
+def _search_text(wire: dict[str, Any]) -> str:
+    lines = [f"mode {wire['mode']} ({wire['retrieval_path']})"]
+    for hit in wire["hits"]:
+        where = f":{hit['lines'][0]}-{hit['lines'][1]}" if hit.get("lines") else ""
+        lines.append(f"{hit['score']:>8.3f}  {hit['path']}{where}  {' '.join(hit['reasons'])}")
+    return "\n".join(lines)
+
+
+def _context_text(wire: dict[str, Any]) -> str:
+    lines = [
+        f"{wire['detail']} bundle: {wire['responseTokens']}/{wire['budgetTokens']} tokens, "
+        f"{len(wire['entries'])} entries, {len(wire['reused'])} reused"
+        + (", truncated" if wire["truncated"] else "")
+    ]
+    for entry in wire["entries"]:
+        lines.append(
+            f"== {entry['path']} ({entry['tokenCount']} tokens) {' '.join(entry['reasons'])}"
+        )
+        if entry["content"]:
+            lines.append(entry["content"].rstrip("\n"))
+    return "\n".join(lines)

@@ -1,0 +1,367 @@
+"""Context bundles: the ranked files for a task, packed under an exact token budget.
+
+``responseTokens`` is the cost of what the MCP client receives: the structured result plus its
+text rendering (the same JSON, compact, as the MCP specification recommends for clients that
+only read text), counted with the shared BPE counter. Packing is greedy in rank order; an
+entry that does not fit is left out (``truncated``) and smaller ones after it may still fit.
+The final response is counted exactly, with ``responseTokens`` itself inside it (a fixpoint),
+and entries are dropped from the end until it fits: ``responseTokens <= budgetTokens``
+always. ``budgetTokens`` is the budget applied — the request, raised to the cost of the
+smallest possible response when it is below that.
+
+Reuse (TOOLS.md "Reuse economics"): every unit carries a receipt bound to its text; ``seen``
+receipts and the receipts a ``session`` already received are not sent again, and a ``known``
+``path@hash`` suppresses a whole file only when the session recorded full-body possession of
+exactly that version. Suppressed items are listed in ``reused`` and cost nothing against the
+budget (their listing does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from repocontext.search.service import SearchHit, SearchService
+from repocontext.store import CONTENT, SESSION, STRUCTURAL, Clock, DocPatch, Store
+from repocontext.store.keys import content_key, file_key, session_key
+from repocontext.tokens import DEFAULT_ENCODING, count_tokens
+
+__all__ = ["Bundle", "ContextRequest", "Detail", "build_bundle", "receipt", "wire_json"]
+
+Detail = Literal["paths", "outline", "slices", "auto"]
+SESSION_TTL_S: Final = 6 * 3600
+SMALL_FILE_TOKENS: Final = 800
+"""At ``slices`` detail a file up to this many tokens is sent whole."""
+SLICE_CONTEXT_LINES: Final = 2
+MAX_SLICE_LINES: Final = 80
+MAX_SLICES: Final = 3
+AUTO_SLICES_PER_ENTRY: Final = 600
+AUTO_OUTLINE_PER_ENTRY: Final = 120
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    """A ``repocontext_context`` call, already clamped."""
+
+    repo_id: str
+    task: str
+    top: int = 10
+    budget: int = 8192
+    detail: Detail = "auto"
+    seen: frozenset[str] = frozenset()
+    known: tuple[str, ...] = ()
+    session: str | None = None
+
+
+@dataclass
+class Bundle:
+    """The response, as the wire dict, plus what stats need."""
+
+    wire: dict[str, Any]
+    reads_replaced: int = 0
+    delivered_receipts: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    kind: str
+    key: str
+    text: str
+    start: int
+    end: int
+    symbol: str | None = None
+
+
+def wire_json(value: Any) -> str:
+    """The compact JSON a bundle is counted as (and rendered to text as)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def receipt(repo_id: str, path: str, content_hash: str, kind: str, unit_key: str) -> str:
+    """The receipt of one delivered unit (bound to the hash of its text)."""
+    raw = "\0".join((repo_id, path, content_hash, kind, unit_key)).encode()
+    return hashlib.sha256(raw).hexdigest()
+
+
+def build_bundle(
+    store: Store, search: SearchService, clock: Clock, request: ContextRequest
+) -> Bundle:
+    """Rank, render, suppress and pack; record the session's new holdings.
+
+    Raises:
+        NotFoundError: The repository is not registered.
+        InvalidInputError: The task is empty.
+    """
+    result = search.search(request.repo_id, request.task, k=request.top, scope="code")
+    detail = _resolve_detail(request.detail, request.budget, max(1, len(result.hits)))
+    session = _load_session(store, request) if request.session else _Session()
+    seen = request.seen | session.receipts
+    known = _known_held(request.known, session.held)
+    candidates: list[dict[str, Any]] = []
+    reused: list[dict[str, Any]] = []
+    extras: list[tuple[int, list[str], list[str]]] = []
+    for hit in result.hits:
+        rendered = _render(store, request.repo_id, hit, detail, seen, known)
+        if rendered is None:
+            continue
+        entry, entry_reused, full_tokens, receipts, held = rendered
+        reused += entry_reused
+        if entry is not None:
+            candidates.append(entry)
+            extras.append((full_tokens, receipts, held))
+    head = {
+        "mode": result.mode,
+        "retrievalPath": result.retrieval_path,
+        "detail": detail,
+        "budgetTokens": request.budget,
+        "totalTokens": 0,
+        "responseTokens": 0,
+        "truncated": False,
+        "entries": [],
+        "reused": reused,
+    }
+    if request.session:
+        head["session"] = request.session
+    bundle = _pack(head, candidates, extras, request.budget)
+    if request.session:
+        _record_session(store, clock, request, bundle)
+    return bundle
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def _resolve_detail(detail: str, budget: int, entries: int) -> str:
+    if detail in ("paths", "outline", "slices"):
+        return detail
+    per_entry = budget / entries
+    if per_entry >= AUTO_SLICES_PER_ENTRY:
+        return "slices"
+    return "outline" if per_entry >= AUTO_OUTLINE_PER_ENTRY else "paths"
+
+
+def _render(
+    store: Store,
+    repo_id: str,
+    hit: SearchHit,
+    detail: str,
+    seen: Collection[str],
+    known: Mapping[str, str],
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int, list[str], list[str]] | None:
+    node = _value(store, STRUCTURAL, file_key(repo_id, hit.path))
+    if node is None:
+        return None
+    text = _text(store, repo_id, hit.path)
+    full_hash = _sha(text) if text is not None else None
+    full_tokens = int(node.get("tokenCount") or 0)
+    if full_hash is not None and known.get(hit.path) == full_hash:
+        return None, [{"path": hit.path, "kind": "file", "contentHash": full_hash}], 0, [], []
+    units = _units(node, text, hit, detail)
+    delivered: list[tuple[_Unit, str]] = []
+    reused: list[dict[str, Any]] = []
+    for unit in units:
+        mark = receipt(repo_id, hit.path, _sha(unit.text), unit.kind, unit.key)
+        if mark in seen:
+            reused.append({"path": hit.path, "kind": unit.kind, "receipt": mark})
+        else:
+            delivered.append((unit, mark))
+    if units and not delivered:
+        return None, reused, 0, [], []
+    body = "".join(unit.text for unit, _ in delivered)
+    entry = {
+        "path": hit.path,
+        "score": hit.score,
+        "reasons": hit.reasons,
+        "tokenCount": count_tokens(body, DEFAULT_ENCODING) if body else 0,
+        "fullReadTokenCount": full_tokens,
+        "content": body,
+        "contentHash": _sha(body),
+        "units": [_unit_wire(unit, mark) for unit, mark in delivered],
+    }
+    whole = any(unit.kind == "file" for unit, _ in delivered)
+    held = [f"{hit.path}@{full_hash}"] if whole and full_hash else []
+    return entry, reused, full_tokens, [mark for _, mark in delivered], held
+
+
+def _unit_wire(unit: _Unit, mark: str) -> dict[str, Any]:
+    wire: dict[str, Any] = {"receipt": mark, "kind": unit.kind}
+    if unit.symbol:
+        wire["symbol"] = unit.symbol
+    wire.update(
+        startLine=unit.start,
+        endLine=unit.end,
+        tokenCount=count_tokens(unit.text, DEFAULT_ENCODING),
+    )
+    return wire
+
+
+def _units(node: Mapping[str, Any], text: str | None, hit: SearchHit, detail: str) -> list[_Unit]:
+    lines = max(int(node.get("lines") or 0), 1)
+    outline = _outline_text(node.get("symbols") or [])
+    if detail == "paths":
+        return []
+    if detail == "outline" or text is None:
+        return [_Unit("outline", "outline", outline, 1, lines)] if outline else []
+    if int(node.get("tokenCount") or 0) <= SMALL_FILE_TOKENS:
+        return [_Unit("file", "file", text, 1, lines)]
+    if hit.symbols:
+        return _slices(text, hit)
+    if outline:
+        return [_Unit("outline", "outline", outline, 1, lines)]
+    head = "".join(text.splitlines(keepends=True)[:MAX_SLICE_LINES])
+    end = min(lines, MAX_SLICE_LINES)
+    return [_Unit("slice", f"1-{end}", f"--- L1-{end}\n" + head, 1, end)]
+
+
+def _slices(text: str, hit: SearchHit) -> list[_Unit]:
+    source = text.splitlines(keepends=True)
+    ranges: list[tuple[int, int, str]] = []
+    for match in hit.symbols[:MAX_SLICES]:
+        start = max(1, match.start_line - SLICE_CONTEXT_LINES)
+        end = min(len(source), match.end_line, start + MAX_SLICE_LINES - 1)
+        ranges.append((start, end, match.fq_name))
+    ranges.sort()
+    merged: list[tuple[int, int, str]] = []
+    for start, end, symbol in ranges:
+        if merged and start <= merged[-1][1] + 1:
+            last = merged[-1]
+            merged[-1] = (last[0], max(last[1], end), last[2])
+        else:
+            merged.append((start, end, symbol))
+    return [
+        _Unit("slice", f"{a}-{b}", f"--- L{a}-{b}\n" + "".join(source[a - 1 : b]), a, b, symbol)
+        for a, b, symbol in merged
+    ]
+
+
+def _outline_text(symbols: Sequence[Any], depth: int = 0) -> str:
+    out: list[str] = []
+    for symbol in symbols:
+        if not isinstance(symbol, Mapping):
+            continue
+        lines = f"L{symbol.get('startLine')}-{symbol.get('endLine')}"
+        out.append(f"{'  ' * depth}{lines} {symbol.get('signature')}\n")
+        out.append(_outline_text(symbol.get("children") or [], depth + 1))
+    return "".join(out)
+
+
+# -- packing ---------------------------------------------------------------------------------
+
+
+def _cost(wire: Mapping[str, Any]) -> int:
+    # Structured content plus its text rendering: the same compact JSON twice.
+    return 2 * count_tokens(wire_json(wire), DEFAULT_ENCODING)
+
+
+def _finalize(wire: dict[str, Any]) -> int:
+    """Set ``responseTokens`` to the exact cost of ``wire`` with that number inside it."""
+    guess = _cost(wire)
+    for _ in range(8):
+        wire["responseTokens"] = guess
+        actual = _cost(wire)
+        if actual == guess:
+            return actual
+        guess = max(guess, actual)
+    wire["responseTokens"] = guess  # did not settle: keep the larger count (never low)
+    while _cost(wire) > wire["responseTokens"]:
+        wire["responseTokens"] += 1
+    return int(wire["responseTokens"])
+
+
+def _pack(
+    head: dict[str, Any],
+    candidates: list[dict[str, Any]],
+    extras: list[tuple[int, list[str], list[str]]],
+    budget: int,
+) -> Bundle:
+    applied = budget
+    base = _cost(head) + 16  # room for the numbers filled in at the end
+    chosen: list[int] = []
+    spent = base
+    costs = [2 * (count_tokens(wire_json(entry), DEFAULT_ENCODING) + 2) for entry in candidates]
+    for i, cost in enumerate(costs):
+        if spent + cost <= applied:
+            chosen.append(i)
+            spent += cost
+    while True:
+        wire = dict(head)
+        wire["entries"] = [candidates[i] for i in chosen]
+        wire["totalTokens"] = sum(candidates[i]["tokenCount"] for i in chosen)
+        wire["truncated"] = len(chosen) < len(candidates)
+        if not chosen and candidates:
+            first = dict(head, entries=[candidates[0]], truncated=False)
+            # Enough for the packer to take the first entry: its estimate, never below exact.
+            wire["retryBudgetTokens"] = max(_finalize(first), base + costs[0])
+        if _finalize(wire) <= applied or not chosen:
+            break
+        chosen.pop()  # the estimate was a few tokens short: drop the last entry
+    while wire["responseTokens"] > wire["budgetTokens"]:
+        # Below the smallest possible response: the budget applied is raised to it.
+        wire["budgetTokens"] = wire["responseTokens"]
+        _finalize(wire)
+    bundle = Bundle(wire)
+    for i in chosen:
+        full_tokens, receipts, held = extras[i]
+        bundle.reads_replaced += full_tokens
+        bundle.delivered_receipts += receipts
+        bundle.held += held
+    return bundle
+
+
+# -- sessions --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Session:
+    receipts: frozenset[str] = frozenset()
+    held: frozenset[str] = frozenset()
+
+
+def _load_session(store: Store, request: ContextRequest) -> _Session:
+    assert request.session is not None
+    record = store.get(SESSION, session_key(request.repo_id, request.session))
+    if record is None or record.doc is None:
+        return _Session()
+    sets = record.doc.sets
+    return _Session(sets.get("receipts", frozenset()), sets.get("held", frozenset()))
+
+
+def _known_held(known: Sequence[str], held: Collection[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for claim in known:
+        path, sep, digest = claim.rpartition("@")
+        if sep and path and claim in held:
+            out[path] = digest
+    return out
+
+
+def _record_session(store: Store, clock: Clock, request: ContextRequest, bundle: Bundle) -> None:
+    assert request.session is not None
+    expires = int((clock.now() + SESSION_TTL_S) * 1000)
+    patch = DocPatch(
+        set_fields={"repoId": request.repo_id, "lastTask": request.task[:200]},
+        add={"receipts": bundle.delivered_receipts, "held": bundle.held},
+        expires_at_ms=expires,
+    )
+    store.merge_fields(SESSION, session_key(request.repo_id, request.session), patch)
+
+
+# -- reads -----------------------------------------------------------------------------------
+
+
+def _value(store: Store, tree: str, key: str) -> dict[str, Any] | None:
+    record = store.get(tree, key)
+    return record.value if record is not None and isinstance(record.value, dict) else None
+
+
+def _text(store: Store, repo_id: str, path: str) -> str | None:
+    value = _value(store, CONTENT, content_key(repo_id, path))
+    return str(value["text"]) if value is not None and "text" in value else None
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

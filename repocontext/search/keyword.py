@@ -1,0 +1,167 @@
+"""The keyword index: BM25 with field weights over SQLite FTS5, one file per repository.
+
+A rebuildable projection of the store (file nodes and content): it lives next to the store
+(``<data_dir>/search/<repo>.fts``), records the last store sequence it reflects in the same
+SQLite transaction as the rows, and can be deleted at any time — the next search rebuilds it.
+
+Rows are files with three columns of pre-split terms (:mod:`repocontext.search.terms`): the
+path, the defined symbol names (with their qualified names), and the content. FTS5's own
+tokenizer only splits those terms on spaces (``_`` is a token character), so the identifier
+rules are ours and the same for documents and queries. Ranking is FTS5's ``bm25()`` with
+column weights :data:`WEIGHTS`. Why FTS5 rather than postings of our own: see
+``docs/retrieval.md`` ("Keyword engine").
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+__all__ = ["WEIGHTS", "KeywordDoc", "KeywordHit", "KeywordIndex"]
+
+WEIGHTS: Final = (4.0, 3.0, 1.0)
+"""BM25 column weights: path, symbols, content."""
+
+_SCHEMA: Final = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5("
+    "path_terms, symbol_terms, content_terms, tokenize=\"unicode61 tokenchars '_'\")",
+    "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, "
+    "blob TEXT)",
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+_FORMAT: Final = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordDoc:
+    """One file as the keyword index stores it (terms space-joined)."""
+
+    path: str
+    blob: str | None
+    path_terms: str
+    symbol_terms: str
+    content_terms: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordHit:
+    """A file matching a query, with its BM25 score (higher is better)."""
+
+    path: str
+    score: float
+
+
+class KeywordIndex:
+    """One repository's FTS5 index; thread-safe (one connection behind a lock)."""
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating) the index file; a file of another format is started afresh."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        for statement in _SCHEMA:
+            self._db.execute(statement)
+        if self._meta("format") not in (None, _FORMAT):
+            self.clear()
+        self._set_meta("format", _FORMAT)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def seq(self) -> int:
+        """The store sequence the index reflects (0: never built)."""
+        value = self._meta("seq")
+        return int(value) if value is not None else 0
+
+    def count(self) -> int:
+        """How many files are indexed."""
+        with self._lock:
+            return int(self._db.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def blobs(self) -> dict[str, str | None]:
+        """Path -> blob id of every indexed file."""
+        with self._lock:
+            return dict(self._db.execute("SELECT path, blob FROM files"))
+
+    # -- writes ------------------------------------------------------------------------
+
+    def apply(self, upserts: Iterable[KeywordDoc], deletes: Iterable[str], seq: int) -> int:
+        """Replace and delete rows, and record ``seq``, in one transaction; return rows written."""
+        written = 0
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for path in deletes:
+                    self._delete(path)
+                for doc in upserts:
+                    self._delete(doc.path)
+                    cursor = self._db.execute(
+                        "INSERT INTO files (path, blob) VALUES (?, ?)", (doc.path, doc.blob)
+                    )
+                    self._db.execute(
+                        "INSERT INTO docs (rowid, path_terms, symbol_terms, content_terms) "
+                        "VALUES (?, ?, ?, ?)",
+                        (cursor.lastrowid, doc.path_terms, doc.symbol_terms, doc.content_terms),
+                    )
+                    written += 1
+                self._db.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('seq', ?)", (str(seq),)
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return written
+
+    def clear(self) -> None:
+        """Drop every row (the next sync rebuilds)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM docs")
+            self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM meta WHERE key = 'seq'")
+            self._db.execute("COMMIT")
+
+    def _delete(self, path: str) -> None:
+        row = self._db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+        if row is not None:
+            self._db.execute("DELETE FROM docs WHERE rowid = ?", (row[0],))
+            self._db.execute("DELETE FROM files WHERE id = ?", (row[0],))
+
+    # -- reads -------------------------------------------------------------------------
+
+    def search(self, query_terms: Sequence[str], limit: int) -> list[KeywordHit]:
+        """Return up to ``limit`` files matching any of the terms, best first."""
+        if not query_terms or limit <= 0:
+            return []
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in query_terms)
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        sql = (
+            f"SELECT files.path, bm25(docs, {weights}) AS rank FROM docs "
+            "JOIN files ON files.id = docs.rowid WHERE docs MATCH ? ORDER BY rank, files.path "
+            "LIMIT ?"
+        )
+        with self._lock:
+            rows = self._db.execute(sql, (match, limit)).fetchall()
+        return [KeywordHit(path, -float(rank)) for path, rank in rows]
+
+    def _meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))

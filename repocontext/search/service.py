@@ -1,0 +1,285 @@
+"""Search over one store: keyword indexes kept in step with the store, ranking, reasons.
+
+Freshness: before answering, the keyword index applies the store's change feed since the
+sequence it last reflected (file and content records of that repository only), or rebuilds
+from the file nodes when it is new, unreadable or far behind. So a search reflects the store
+as of the call; the store reflects the working tree as of the last index pass or reconcile,
+which ``freshness`` reports.
+
+Reasons, in this fixed order (the vocabulary of DESIGN.md section 5): ``path-name-match``
+(a query term is a term of the path), ``symbol:<fq>`` (up to three defined symbols whose name
+shares a term with the query, best first), ``content-match`` (a query term occurs in the
+text), ``semantic`` (semantic retrieval found it), then ``chunk:symbol`` when the hit is
+anchored on a symbol (its ``lines``) or ``chunk:file``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from repocontext.errors import InvalidInputError, NotFoundError
+from repocontext.search.keyword import KeywordDoc, KeywordIndex
+from repocontext.search.terms import terms, unique_terms
+from repocontext.store import CONTENT, STRUCTURAL, Store
+from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
+
+__all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
+
+SearchScope = Literal["code", "memory", "all"]
+REBUILD_ABOVE: Final = 2000
+"""Changed files above which a sync rebuilds instead of applying the feed."""
+MAX_SYMBOL_REASONS: Final = 3
+_CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
+RERANK_SHARE: Final = 0.3
+"""The definition bonus, as a share of the best BM25 score of the query (at least 1)."""
+_DEFINITION_KINDS: Final = frozenset(
+    {"class", "function", "method", "interface", "struct", "enum", "trait", "type", "module"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatch:
+    """A defined symbol of a hit that shares terms with the query."""
+
+    fq_name: str
+    kind: str
+    start_line: int
+    end_line: int
+    overlap: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One ranked file with why it was found."""
+
+    key: str
+    path: str
+    score: float
+    reasons: list[str]
+    entry: dict[str, Any]
+    lines: tuple[int, int] | None = None
+    symbols: list[SymbolMatch] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """What ``repocontext_search`` returns."""
+
+    mode: str
+    retrieval_path: str
+    hits: list[SearchHit]
+    freshness: dict[str, Any]
+
+
+class SearchService:
+    """Keyword (and, when present, semantic) retrieval over the repositories of one store."""
+
+    def __init__(self, store: Store, directory: Path) -> None:
+        """Keep the per-repository indexes under ``directory``."""
+        self.store = store
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._indexes: dict[str, KeywordIndex] = {}
+        self._sync_locks: dict[str, threading.Lock] = {}
+
+    def close(self) -> None:
+        """Close every open index."""
+        with self._lock:
+            for index in self._indexes.values():
+                index.close()
+            self._indexes.clear()
+
+    def keyword_index(self, repo_id: str) -> KeywordIndex:
+        """Return the open keyword index of a repository (created empty when new)."""
+        with self._lock:
+            index = self._indexes.get(repo_id)
+            if index is None:
+                name = repo_key(repo_id).replace("/", "_") + ".fts"
+                index = KeywordIndex(self.directory / name)
+                self._indexes[repo_id] = index
+            return index
+
+    def sync(self, repo_id: str) -> int:
+        """Bring the keyword index up to the store's head; return the files (re)indexed."""
+        index = self.keyword_index(repo_id)
+        with self._lock:
+            lock = self._sync_locks.setdefault(repo_id, threading.Lock())
+        with lock:
+            head = self.store.last_seq()
+            if index.seq == 0 or index.seq > head:
+                return self._rebuild(repo_id, index, head)
+            files = family_prefix(repo_id, "file")
+            contents = family_prefix(repo_id, "content")
+            paths: set[str] = set()
+            after = index.seq
+            while batch := self.store.changes(after=after, limit=5000):
+                for change in batch:
+                    if change.key.startswith(files):
+                        paths.add(change.key[len(files) :])
+                    elif change.key.startswith(contents):
+                        paths.add(change.key[len(contents) :])
+                after = batch[-1].seq
+                if len(paths) > REBUILD_ABOVE:
+                    return self._rebuild(repo_id, index, head)
+            if after == index.seq:
+                return 0
+            docs, gone = [], []
+            for path in sorted(paths):
+                doc = self._doc(repo_id, path)
+                (docs.append(doc) if doc is not None else gone.append(path))
+            return index.apply(docs, gone, after)
+
+    def search(
+        self, repo_id: str, query: str, k: int = 10, scope: SearchScope = "code"
+    ) -> SearchResult:
+        """Rank the repository's files for ``query`` and explain each hit.
+
+        Raises:
+            NotFoundError: No repository ``repo_id`` is registered.
+            InvalidInputError: The query is empty.
+        """
+        repo = self._repo(repo_id)
+        if not query.strip():
+            raise InvalidInputError("the query is empty", hint="Describe what you look for.")
+        self.sync(repo_id)
+        freshness = _freshness(repo, self.keyword_index(repo_id).seq)
+        query_terms = unique_terms(query)
+        if scope == "memory" or not query_terms:
+            return SearchResult("empty", "keyword.no_embedder", [], freshness)
+        found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
+        query_set = set(query_terms)
+        bonus = max(1.0, RERANK_SHARE * (found[0].score if found else 0.0))
+        explained = [self._explain(repo_id, h.path, h.score, query_set, bonus) for h in found]
+        ranked = sorted((h for h in explained if h is not None), key=lambda h: (-h.score, h.path))
+        hits = [self._with_content_reason(repo_id, h, query_set) for h in ranked[:k]]
+        mode = "keyword" if hits else "empty"
+        return SearchResult(mode, "keyword.no_embedder", hits, freshness)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _rebuild(self, repo_id: str, index: KeywordIndex, head: int) -> int:
+        index.clear()
+        return index.apply(self._all_docs(repo_id), (), head)
+
+    def _all_docs(self, repo_id: str) -> Iterator[KeywordDoc]:
+        prefix = family_prefix(repo_id, "file")
+        for record in self.store.iter_records(STRUCTURAL, prefix, page_size=1000):
+            if isinstance(record.value, dict):
+                yield _doc_of(record.value, self._text(repo_id, str(record.value.get("path"))))
+
+    def _doc(self, repo_id: str, path: str) -> KeywordDoc | None:
+        record = self.store.get(STRUCTURAL, file_key(repo_id, path))
+        if record is None or not isinstance(record.value, dict):
+            return None
+        return _doc_of(record.value, self._text(repo_id, path))
+
+    def _text(self, repo_id: str, path: str) -> str | None:
+        record = self.store.get(CONTENT, content_key(repo_id, path))
+        value = record.value if record is not None else None
+        return str(value["text"]) if isinstance(value, dict) and "text" in value else None
+
+    def _explain(
+        self, repo_id: str, path: str, score: float, query: set[str], bonus: float
+    ) -> SearchHit | None:
+        """Explain one candidate and rerank it: BM25 plus a bonus for defining what was asked.
+
+        The bonus (``bonus`` times the fraction of query terms found in the best symbol name,
+        and ``bonus / 2`` times the fraction found in the path) lets a file that defines the
+        named symbol outrank one that only mentions it: symbol definitions over mentions.
+        """
+        key = file_key(repo_id, path)
+        record = self.store.get(STRUCTURAL, key)
+        if record is None or not isinstance(record.value, dict):
+            return None  # deleted since the index was read
+        node: dict[str, Any] = record.value
+        reasons: list[str] = []
+        path_overlap = len(query & set(terms(path)))
+        if path_overlap:
+            reasons.append("path-name-match")
+        symbols = _symbol_matches(node.get("symbols") or [], query)
+        reasons += [f"symbol:{s.fq_name}" for s in symbols[:MAX_SYMBOL_REASONS]]
+        best = symbols[0] if symbols else None
+        reasons.append("chunk:symbol" if best else "chunk:file")
+        symbol_overlap = best.overlap if best else 0
+        score += bonus * (symbol_overlap + path_overlap / 2) / len(query)
+        entry: dict[str, Any] = {
+            "kind": "file",
+            "language": node.get("language"),
+            "tokenCount": node.get("tokenCount"),
+            "lines": node.get("lines"),
+            "isTest": node.get("isTest"),
+        }
+        lines = (best.start_line, best.end_line) if best else None
+        return SearchHit(key, path, round(score, 4), reasons, entry, lines, symbols)
+
+    def _with_content_reason(self, repo_id: str, hit: SearchHit, query: set[str]) -> SearchHit:
+        text = self._text(repo_id, hit.path)
+        if text is None or not _mentions(text, query):
+            return hit
+        reasons = [*hit.reasons[:-1], "content-match", hit.reasons[-1]]  # before chunk:*
+        return dataclasses.replace(hit, reasons=reasons)
+
+    def _repo(self, repo_id: str) -> dict[str, Any]:
+        record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        if record is None or not isinstance(record.value, dict):
+            raise NotFoundError(f"no repository {repo_id!r} is registered")
+        return dict(record.value)
+
+
+def _doc_of(node: Mapping[str, Any], text: str | None) -> KeywordDoc:
+    path = str(node.get("path"))
+    names: list[str] = []
+    for symbol in _flatten(node.get("symbols") or []):
+        names += [str(symbol.get("name")), str(symbol.get("fullyQualifiedName"))]
+    return KeywordDoc(
+        path=path,
+        blob=node.get("blobId"),
+        path_terms=" ".join(terms(path)),
+        symbol_terms=" ".join(terms(" ".join(names))),
+        content_terms=" ".join(terms(text)) if text else "",
+    )
+
+
+def _flatten(symbols: list[Any]) -> Iterator[Mapping[str, Any]]:
+    for symbol in symbols:
+        if isinstance(symbol, Mapping):
+            yield symbol
+            yield from _flatten(symbol.get("children") or [])
+
+
+def _symbol_matches(symbols: list[Any], query: set[str]) -> list[SymbolMatch]:
+    found: list[tuple[int, int, int, SymbolMatch]] = []
+    for symbol in _flatten(symbols):
+        overlap = len(query & set(terms(str(symbol.get("name")))))
+        if overlap:
+            match = SymbolMatch(
+                fq_name=str(symbol.get("fullyQualifiedName")),
+                kind=str(symbol.get("kind")),
+                start_line=int(symbol.get("startLine") or 1),
+                end_line=int(symbol.get("endLine") or 1),
+                overlap=overlap,
+            )
+            definition = 0 if match.kind in _DEFINITION_KINDS else 1
+            found.append((-overlap, definition, match.start_line, match))
+    return [match for *_, match in sorted(found, key=lambda item: item[:3])]
+
+
+def _mentions(text: str, query: set[str]) -> bool:
+    lowered = text.lower()
+    return any(term in lowered for term in query)
+
+
+def _freshness(repo: Mapping[str, Any], seq: int) -> dict[str, Any]:
+    index = repo.get("index") if isinstance(repo.get("index"), dict) else {}
+    return {
+        "indexedAt": repo.get("indexedAt"),
+        "lastIngestedAt": repo.get("lastIngestedAt"),
+        "indexedCommit": repo.get("indexedCommit"),
+        "indexing": (index or {}).get("status") == "running",
+        "storeSeq": seq,
+    }

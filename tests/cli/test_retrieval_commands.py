@@ -1,0 +1,99 @@
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from repocontext.cli import app
+from repocontext.tokens import count_tokens
+
+runner = CliRunner()
+
+
+def make_repo(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "calc.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\nclass Calculator:\n    def twice(self, x):\n"
+        "        return add(x, x)\n"
+    )
+    (root / "README.md").write_text("A calculator that can add.\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_search_and_context_with_and_without_json(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    found = json.loads(invoke("search", "Calculator twice", "--data-dir", data, "--json"))
+    assert found["hits"][0]["path"] == "src/calc.py"
+    assert "symbol:src.calc.Calculator" in found["hits"][0]["reasons"]
+    assert "src/calc.py:" in invoke("search", "calculator", "--data-dir", data)
+    bundle = json.loads(
+        invoke("context", "add numbers", "--budget", "2000", "--data-dir", data, "--json")
+    )
+    assert bundle["responseTokens"] <= 2000
+    assert bundle["responseTokens"] == 2 * count_tokens(
+        json.dumps(bundle, separators=(",", ":"), ensure_ascii=False)
+    )
+    text = invoke("context", "add numbers", "--budget", "2000", "--data-dir", data)
+    assert text.startswith(f"{bundle['detail']} bundle:")
+    assert "== src/calc.py" in text
+
+
+def test_stats_reads_a_running_server(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = tmp_path / "data"
+    cli = str(Path(sys.executable).parent / "repocontext")
+    port = "8799"
+    server = subprocess.Popen(
+        [
+            cli,
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            port,
+            "--data-dir",
+            str(data),
+            "--repo",
+            str(repo),
+            "--reconcile",
+            "off",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"{url}/health/live", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        figures = json.loads(invoke("stats", "--url", url, "--json"))
+        assert figures == {
+            "calls": 0,
+            "responseTokens": 0,
+            "readsReplacedTokens": 0,
+            "netSavedTokens": 0,
+            "windowSeconds": 3600.0,
+        }
+        metrics = urllib.request.urlopen(f"{url}/metrics", timeout=5).read().decode()
+        assert "# TYPE repocontext_context_calls_total counter" in metrics
+        assert "repocontext_response_tokens_total 0" in metrics
+    finally:
+        server.terminate()
+        server.wait(10)
+    refused = runner.invoke(app, ["stats", "--url", "http://127.0.0.1:9"])
+    assert refused.exit_code != 0 and "no server answered" in refused.output

@@ -1,0 +1,182 @@
+"""search, context and stats through the real MCP client: exact wire cost, reuse, sessions."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp import Client
+from mcp.types import CallToolResult, TextContent
+
+from repocontext.mcp import build_server
+from repocontext.settings import Settings
+from repocontext.tokens import count_tokens
+from repocontext.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+WORDS = ["config", "loader", "parse", "render", "engine", "start", "widget", "cache", "token"]
+
+
+def make_repo(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    for i, word in enumerate(WORDS):
+        body = "".join(
+            f"def {word}_{j}(value):\n    '''{word} step {j}.'''\n    return value + {i * j}\n\n\n"
+            for j in range(12 + i * 6)
+        )
+        (root / "pkg" / f"{word}.py").write_text(
+            f"class {word.title()}Engine:\n    pass\n\n\n{body}"
+        )
+    (root / "tests").mkdir()
+    (root / "tests" / "test_config.py").write_text("from pkg.config import config_1\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("retrieval")
+    repo = make_repo(tmp / "ws" / "proj")
+    settings = Settings(data_dir=tmp / "data", workspace_root=tmp / "ws", reconcile="off")
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        yield workspace
+
+
+def call(workspace: Workspace, tool: str, arguments: dict) -> CallToolResult:
+    async def run() -> CallToolResult:
+        async with Client(build_server(workspace, workspace.settings)) as client:
+            return await client.call_tool(tool, arguments)
+
+    return anyio.run(run)
+
+
+def received_tokens(result: CallToolResult) -> int:
+    """What the client got: the structured content and the text block, counted as sent."""
+    [block] = result.content
+    assert isinstance(block, TextContent)
+    structured = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    return count_tokens(structured) + count_tokens(block.text)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    budget=st.one_of(st.integers(1, 400), st.integers(400, 20_000), st.integers(20_000, 200_000)),
+    detail=st.sampled_from(["paths", "outline", "slices", "auto", "bogus"]),
+    top=st.integers(1, 50),
+)
+def test_the_response_never_costs_more_than_its_budget(served, words, budget, detail, top):
+    result = call(
+        served,
+        "repocontext_context",
+        {
+            "repoId": "proj",
+            "task": " ".join(words),
+            "responseBudgetTokens": budget,
+            "detail": detail,
+            "top": top,
+        },
+    )
+    assert not result.is_error, result.content
+    wire = result.structured_content
+    assert received_tokens(result) == wire["responseTokens"] <= wire["budgetTokens"]
+    assert wire["budgetTokens"] >= budget
+    if wire["budgetTokens"] > budget:  # raised only to the smallest possible response
+        assert wire["entries"] == [] and wire["responseTokens"] == wire["budgetTokens"]
+    assert wire["detail"] in ("paths", "outline", "slices")
+    assert sum(e["tokenCount"] for e in wire["entries"]) == wire["totalTokens"]
+    if not wire["entries"] and wire["truncated"]:
+        assert wire["retryBudgetTokens"] > wire["budgetTokens"] or wire["budgetTokens"] > budget
+
+
+def test_seen_receipts_and_sessions_suppress_exactly_what_was_delivered(served):
+    args = {
+        "repoId": "proj",
+        "task": "config loader",
+        "responseBudgetTokens": 6000,
+        "detail": "slices",
+        "top": 3,
+    }
+    first = call(served, "repocontext_context", args).structured_content
+    receipts = [u["receipt"] for e in first["entries"] for u in e["units"]]
+    assert receipts and first["reused"] == []
+    again = call(served, "repocontext_context", {**args, "seen": receipts}).structured_content
+    assert {r["receipt"] for r in again["reused"]} == set(receipts)
+    assert not {u["receipt"] for e in again["entries"] for u in e["units"]} & set(receipts)
+    # A session remembers on its own.
+    call(served, "repocontext_context", {**args, "session": "s-1"})
+    third = call(served, "repocontext_context", {**args, "session": "s-1"}).structured_content
+    assert {r["receipt"] for r in third["reused"]} == set(receipts)
+    assert third["session"] == "s-1"
+
+
+def test_known_files_are_suppressed_only_when_the_session_holds_that_version(served):
+    args = {
+        "repoId": "proj",
+        "task": "tests config",
+        "responseBudgetTokens": 8000,
+        "detail": "slices",
+        "top": 5,
+    }
+    first = call(served, "repocontext_context", {**args, "session": "s-known"}).structured_content
+    whole = next(e for e in first["entries"] if e["units"] and e["units"][0]["kind"] == "file")
+    claim = f"{whole['path']}@{whole['contentHash']}"
+    fresh = call(served, "repocontext_context", {**args, "known": [claim]}).structured_content
+    assert whole["path"] in {e["path"] for e in fresh["entries"]}  # no session: not trusted
+    held = call(
+        served, "repocontext_context", {**args, "known": [claim], "session": "s-known"}
+    ).structured_content
+    assert {"path": whole["path"], "kind": "file", "contentHash": whole["contentHash"]} in held[
+        "reused"
+    ]
+    stale = call(
+        served,
+        "repocontext_context",
+        {**args, "known": [f"{whole['path']}@{'0' * 64}"], "session": "s-other"},
+    ).structured_content
+    assert not any(r.get("contentHash") == "0" * 64 for r in stale["reused"])
+
+
+def test_nothing_fits_says_what_budget_would(served):
+    wire = call(
+        served,
+        "repocontext_context",
+        {
+            "repoId": "proj",
+            "task": "render widget",
+            "responseBudgetTokens": 150,
+            "detail": "slices",
+        },
+    ).structured_content
+    assert wire["entries"] == [] and wire["truncated"] is True
+    bigger = call(
+        served,
+        "repocontext_context",
+        {
+            "repoId": "proj",
+            "task": "render widget",
+            "detail": "slices",
+            "responseBudgetTokens": wire["retryBudgetTokens"],
+        },
+    ).structured_content
+    assert len(bigger["entries"]) >= 1
+
+
+def test_search_tool_and_stats_tool(served):
+    found = call(served, "repocontext_search", {"repoId": "proj", "query": "widget", "k": 500})
+    hits = found.structured_content["hits"]
+    assert hits[0]["path"] == "pkg/widget.py" and hits[0]["reasons"][0] == "path-name-match"
+    assert found.structured_content["mode"] == "keyword"
+    stats = call(served, "repocontext_stats", {}).structured_content
+    assert stats["calls"] >= 1 and stats["windowSeconds"] == 3600
+    assert stats["netSavedTokens"] == stats["readsReplacedTokens"] - stats["responseTokens"]
+    bad = call(served, "repocontext_search", {"repoId": "missing", "query": "x"})
+    assert bad.is_error and json.loads(bad.content[0].text)["code"]
