@@ -130,7 +130,8 @@ def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[st
             workspace.index.refresh(repo_id, [rel])
             refresh.append(time.perf_counter() - start)
         workspace.start_background()
-        time.sleep(1.0)  # the watcher registers its directories
+        assert workspace.reconciler is not None
+        workspace.reconciler.watching.wait(120)  # watcher running, catch-up pass done
         watched = []
         for i in range(7):
             name = f"watched_{i}"

@@ -40,6 +40,8 @@ class Settings(BaseSettings):
             (file-system events, plus a full pass every ``reconcile_interval_seconds``),
             ``poll`` (only the periodic full pass) or ``off``.
         reconcile_interval_seconds: Seconds between full reconcile passes.
+        embedder: The embedding backend of semantic search: ``static`` (wordllama, fast),
+            ``minilm`` (all-MiniLM-L6-v2, slower) or ``off`` (keyword-only).
     """
 
     model_config = SettingsConfigDict(
@@ -57,6 +59,7 @@ class Settings(BaseSettings):
     port: int = Field(default=8765, ge=0, le=65535)
     reconcile: Literal["watch", "poll", "off"] = "watch"
     reconcile_interval_seconds: float = Field(default=600.0, ge=1.0)
+    embedder: Literal["static", "minilm", "off"] = "static"
 
     @model_validator(mode="before")
     @classmethod

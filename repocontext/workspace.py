@@ -15,6 +15,7 @@ Retrieval phases (``HealthReport.retrieval_phase``):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from repocontext.index.service import IndexService, IndexStatus
 from repocontext.index.walk import WalkOptions, refuse_dangerous
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow
+from repocontext.search.semantic import SemanticService
 from repocontext.search.service import SearchService
 from repocontext.settings import Settings
 from repocontext.store import (
@@ -142,9 +144,13 @@ class Workspace:
         self._clock = clock
         self._sweeper: Sweeper | None = None
         self._reconciler: Reconciler | None = None
-        self.index = IndexService(store, clock)
+        self.semantic = SemanticService(
+            store, settings.data_dir / "vectors", settings.embedder, clock
+        )
+        """The embedding phase (scheduled after every index run that changed files)."""
+        self.index = IndexService(store, clock, on_changed=self.semantic.schedule)
         """Index jobs and views (outline, related, changed) over this workspace's store."""
-        self.search = SearchService(store, settings.data_dir / "search")
+        self.search = SearchService(store, settings.data_dir / "search", self.semantic)
         """Keyword retrieval with reasons; its indexes are projections of the store."""
         self.call_stats = StatsWindow(clock)
         """Token figures of the context bundles served by this process."""
@@ -177,6 +183,7 @@ class Workspace:
         if self._sweeper is not None:
             self._sweeper.stop()
             self._sweeper = None
+        self.semantic.close()
         self.search.close()
         self._store.close()
 
@@ -315,7 +322,13 @@ class Workspace:
 
     def list_repos(self) -> list[RepoInfo]:
         """Return every registered repository in ascending id order."""
-        return sorted(self._iter_repos(), key=lambda info: info.repo_id)
+        return sorted(
+            (
+                dataclasses.replace(info, vectors=self.semantic.ready_vectors(info.repo_id))
+                for info in self._iter_repos()
+            ),
+            key=lambda info: info.repo_id,
+        )
 
     def health(self, repo_id: str | None = None) -> HealthReport:
         """Report service and retrieval health, optionally for one repository.

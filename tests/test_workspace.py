@@ -13,8 +13,8 @@ from repocontext.errors import (
     StoreUnavailableError,
 )
 from repocontext.settings import Settings
-from repocontext.store import STRUCTURAL, Store
-from repocontext.store.keys import file_key, repo_key
+from repocontext.store import STRUCTURAL, VECTOR_METADATA, Store
+from repocontext.store.keys import file_key, repo_key, vec_key
 from repocontext.testing import FakeClock
 from repocontext.workspace import Workspace
 
@@ -34,12 +34,15 @@ def workspace(tmp_path: Path, root: Path) -> Iterator[Workspace]:
 
 
 def _mark_indexed(data_dir: Path, repo_id: str, vectors: int) -> None:
-    # Stands in for the indexer (a later issue): it rewrites the repository record.
+    # Stands in for the indexer and the embedding pass: the records they leave behind.
     with Store.open(data_dir) as store:
         record = store.get(STRUCTURAL, repo_key(repo_id))
         assert record is not None and isinstance(record.value, dict)
         value = {**record.value, "files": 3, "indexedAt": "2027-01-01T00:00:00.000Z"}
-        store.put(STRUCTURAL, repo_key(repo_id), {**value, "vectors": vectors})
+        store.put(STRUCTURAL, repo_key(repo_id), value)
+        if vectors:
+            status = {"status": "completed", "space": "static-m-256", "vectors": vectors}
+            store.put(VECTOR_METADATA, vec_key(repo_id, "status"), status)
 
 
 def test_register_repo_records_root_and_time(workspace: Workspace, root: Path) -> None:

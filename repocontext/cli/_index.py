@@ -57,7 +57,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
-        """Index a repository in the foreground, with a progress bar (incremental on reruns)."""
+        """Index a repository in the foreground, with a progress bar (incremental on reruns).
+
+        The embedding pass that follows (setting ``embedder``) is waited for, so the command
+        ends with search fully ready.
+        """
         with fail_cleanly():
             root = path.expanduser().resolve()
             settings = settings_for(data_dir=data_dir, workspace_root=root)
@@ -72,6 +76,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         status = workspace.bootstrap(
                             root, repo_id, options, background=False, on_progress=bar.update
                         )
+                workspace.semantic.wait(status.repo_id)
+                status = workspace.index.status(status.repo_id)
             emit(dataclasses.asdict(status), as_json, _status_text)
 
     @app.command()

@@ -36,6 +36,14 @@ class TransportChoice(enum.StrEnum):
     http = "http"
 
 
+class EmbedderChoice(enum.StrEnum):
+    """The ``--embedder`` values."""
+
+    static = "static"
+    minilm = "minilm"
+    off = "off"
+
+
 class ReconcileChoice(enum.StrEnum):
     """The ``--reconcile`` values."""
 
@@ -107,6 +115,10 @@ def serve(
             help="Keep indexes fresh: watch, poll or off (env REPOCONTEXT_RECONCILE).",
         ),
     ] = None,
+    embedder: Annotated[
+        EmbedderChoice | None,
+        typer.Option(help="Semantic backend: static, minilm or off (env REPOCONTEXT_EMBEDDER)."),
+    ] = None,
     reconcile_interval: Annotated[
         float | None,
         typer.Option(
@@ -127,6 +139,7 @@ def serve(
             repo=repo,
             reconcile=reconcile.value if reconcile else None,
             reconcile_interval_seconds=reconcile_interval,
+            embedder=embedder.value if embedder else None,
         )
         run(settings, notify=_notify)
 

@@ -73,6 +73,8 @@ class Reconciler:
         self._thread: threading.Thread | None = None
         self.batches = 0
         """How many event batches were applied (for tests and stats)."""
+        self.watching = threading.Event()
+        """Set once the watcher runs and the catch-up pass after its start is done."""
 
     def start(self) -> None:
         """Start the loop thread (no-op in ``off`` mode or when already running)."""
@@ -111,6 +113,7 @@ class Reconciler:
             for repo_id in sorted(roots):
                 self._guarded(self._warm, repo_id)
         waited_ms = 0
+        caught_up = False
         for changes in watchfiles.watch(
             *roots.values(),
             watch_filter=watch_filter,
@@ -125,6 +128,12 @@ class Reconciler:
                 self._apply(roots, {path for _, path in changes})
             else:
                 waited_ms += TICK_MS
+            if not caught_up:
+                # The watcher is certainly running now: one full incremental pass takes in
+                # whatever changed before it started (while the server was down or warming).
+                self._pass_all(roots)
+                caught_up = True
+                self.watching.set()
             if self._roots() != roots:
                 return  # a repository was added or removed: watch the new set
             if waited_ms >= self.interval_seconds * 1000:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -31,8 +31,8 @@ from repocontext.index.job import (
 )
 from repocontext.index.projection import ProjectionState
 from repocontext.index.walk import WalkOptions
-from repocontext.store import CONTENT, STRUCTURAL, XREF, Clock, Store, Value
-from repocontext.store.keys import content_key, file_key, repo_key, xref_key
+from repocontext.store import CONTENT, STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value
+from repocontext.store.keys import content_key, file_key, repo_key, vec_key, xref_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
@@ -95,9 +95,17 @@ class RelatedView:
 class IndexService:
     """Index jobs and index views over one store."""
 
-    def __init__(self, store: Store, clock: Clock, *, encoding: str = DEFAULT_ENCODING) -> None:
-        """Bind the service to a store."""
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        encoding: str = DEFAULT_ENCODING,
+        on_changed: Callable[[str], None] | None = None,
+    ) -> None:
+        """Bind the service to a store; ``on_changed(repo_id)`` follows runs that changed files."""
         self.store = store
+        self._on_changed = on_changed
         self.clock = clock
         self.encoding = encoding
         self._lock = threading.Lock()
@@ -217,11 +225,19 @@ class IndexService:
         if status == "running" and not self._alive(repo_id, index.get("pid")):
             status = "failed"
             error = {"code": "index.interrupted", "message": "the run stopped before finishing"}
+        phase, counters = index.get("phase"), dict(index.get("counters") or {})
+        embedding = self._embedding(repo_id)
+        if embedding:
+            counters["chunks"] = embedding.get("chunksDone", 0)
+            counters["chunksTotal"] = embedding.get("chunksTotal", 0)
+            counters["vectors"] = embedding.get("vectors", 0)
+            if status == "completed" and embedding.get("status") == "running":
+                status, phase = "running", "embedding"
         return IndexStatus(
             repo_id=repo_id,
             status=status,
-            phase=index.get("phase"),
-            counters=dict(index.get("counters") or {}),
+            phase=phase,
+            counters=counters,
             attempt=int(index.get("attempt") or 0),
             started_at=index.get("startedAt"),
             finished_at=index.get("finishedAt"),
@@ -310,7 +326,9 @@ class IndexService:
             progress = job.run()  # a failed run leaves no state: the next one rebuilds
             if job.state is not None:
                 self._states[repo_id] = job.state
-            return progress
+        if self._on_changed is not None and (scope is None or _changed(progress)):
+            self._on_changed(repo_id)  # full runs always: the embedding pass may be missing
+        return progress
 
     def _repo_lock(self, repo_id: str) -> threading.Lock:
         with self._lock:
@@ -340,6 +358,10 @@ class IndexService:
             return False
         return True
 
+    def _embedding(self, repo_id: str) -> dict[str, Any]:
+        record = self.store.get(VECTOR_METADATA, vec_key(repo_id, "status"))
+        return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+
     def _repo(self, repo_id: str) -> dict[str, Any]:
         record = self.store.get(STRUCTURAL, repo_key(repo_id))
         if record is None or not isinstance(record.value, dict):
@@ -353,3 +375,7 @@ class IndexService:
     def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
         record = self.store.get(XREF, xref_key(repo_id, name))
         return record.value if record is not None and isinstance(record.value, dict) else {}
+
+
+def _changed(progress: IndexProgress) -> bool:
+    return bool(progress.files_added or progress.files_updated or progress.files_removed)

@@ -24,7 +24,9 @@ from typing import Any, Final, Literal
 
 from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.search.keyword import KeywordDoc, KeywordIndex
+from repocontext.search.semantic import SemanticService
 from repocontext.search.terms import terms, unique_terms
+from repocontext.search.vectors import ChunkHit
 from repocontext.store import CONTENT, STRUCTURAL, Store
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 
@@ -35,6 +37,8 @@ REBUILD_ABOVE: Final = 2000
 """Changed files above which a sync rebuilds instead of applying the feed."""
 MAX_SYMBOL_REASONS: Final = 3
 _CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
+SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several per file)
+RRF_K: Final = 60
 RERANK_SHARE: Final = 0.3
 """The definition bonus, as a share of the best BM25 score of the query (at least 1)."""
 _DEFINITION_KINDS: Final = frozenset(
@@ -79,9 +83,12 @@ class SearchResult:
 class SearchService:
     """Keyword (and, when present, semantic) retrieval over the repositories of one store."""
 
-    def __init__(self, store: Store, directory: Path) -> None:
-        """Keep the per-repository indexes under ``directory``."""
+    def __init__(
+        self, store: Store, directory: Path, semantic: SemanticService | None = None
+    ) -> None:
+        """Keep the per-repository indexes under ``directory``; fuse ``semantic`` when ready."""
         self.store = store
+        self.semantic = semantic
         self.directory = directory
         self._lock = threading.Lock()
         self._indexes: dict[str, KeywordIndex] = {}
@@ -149,16 +156,44 @@ class SearchService:
         self.sync(repo_id)
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
         query_terms = unique_terms(query)
-        if scope == "memory" or not query_terms:
-            return SearchResult("empty", "keyword.no_embedder", [], freshness)
+        if scope == "memory":
+            return SearchResult("empty", self._fallback_path(), [], freshness)
         found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
+        keyword = {hit.path: hit.score for hit in found}
+        nearest = (
+            self.semantic.search(repo_id, query, k * SEMANTIC_CHUNKS) if self.semantic else None
+        )
+        semantic: dict[str, ChunkHit] = {}
+        for chunk in nearest or []:
+            semantic.setdefault(chunk.path, chunk)  # best chunk per file (hits come best first)
+        if nearest is None:
+            scores, path_kind = keyword, self._fallback_path()
+        else:
+            scores = _fuse([list(keyword), list(semantic)])
+            plane = "approximate" if self._approximate(repo_id) else "exact"
+            kind = "hybrid" if keyword and semantic else "semantic" if semantic else "keyword"
+            path_kind = f"{kind}.{plane}"
+        pool = sorted(scores, key=lambda p: -scores[p])[: k * _CANDIDATES]
         query_set = set(query_terms)
-        bonus = max(1.0, RERANK_SHARE * (found[0].score if found else 0.0))
-        explained = [self._explain(repo_id, h.path, h.score, query_set, bonus) for h in found]
+        bonus = RERANK_SHARE * (scores[pool[0]] if pool else 0.0)
+        if nearest is None:
+            bonus = max(1.0, bonus)
+        explained = [
+            self._explain(repo_id, p, scores[p], query_set, bonus, semantic.get(p)) for p in pool
+        ]
         ranked = sorted((h for h in explained if h is not None), key=lambda h: (-h.score, h.path))
         hits = [self._with_content_reason(repo_id, h, query_set) for h in ranked[:k]]
-        mode = "keyword" if hits else "empty"
-        return SearchResult(mode, "keyword.no_embedder", hits, freshness)
+        mode = path_kind.split(".")[0] if hits else "empty"
+        return SearchResult(mode, path_kind, hits, freshness)
+
+    def _fallback_path(self) -> str:
+        if self.semantic is None or not self.semantic.enabled:
+            return "keyword.no_embedder"
+        return "keyword.vector_plane_unavailable"
+
+    def _approximate(self, repo_id: str) -> bool:
+        plane = self.semantic.ready_plane(repo_id) if self.semantic else None
+        return bool(plane and plane.approximate)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -184,7 +219,13 @@ class SearchService:
         return str(value["text"]) if isinstance(value, dict) and "text" in value else None
 
     def _explain(
-        self, repo_id: str, path: str, score: float, query: set[str], bonus: float
+        self,
+        repo_id: str,
+        path: str,
+        score: float,
+        query: set[str],
+        bonus: float,
+        nearest: ChunkHit | None = None,
     ) -> SearchHit | None:
         """Explain one candidate and rerank it: BM25 plus a bonus for defining what was asked.
 
@@ -204,9 +245,15 @@ class SearchService:
         symbols = _symbol_matches(node.get("symbols") or [], query)
         reasons += [f"symbol:{s.fq_name}" for s in symbols[:MAX_SYMBOL_REASONS]]
         best = symbols[0] if symbols else None
-        reasons.append("chunk:symbol" if best else "chunk:file")
+        if nearest is not None:
+            reasons.append("semantic")
+        lines = (best.start_line, best.end_line) if best else None
+        if lines is None and nearest is not None and nearest.kind == "symbol":
+            lines = (nearest.start_line, nearest.end_line)
+        reasons.append("chunk:symbol" if lines else "chunk:file")
         symbol_overlap = best.overlap if best else 0
-        score += bonus * (symbol_overlap + path_overlap / 2) / len(query)
+        if query:
+            score += bonus * (symbol_overlap + path_overlap / 2) / len(query)
         entry: dict[str, Any] = {
             "kind": "file",
             "language": node.get("language"),
@@ -214,7 +261,6 @@ class SearchService:
             "lines": node.get("lines"),
             "isTest": node.get("isTest"),
         }
-        lines = (best.start_line, best.end_line) if best else None
         return SearchHit(key, path, round(score, 4), reasons, entry, lines, symbols)
 
     def _with_content_reason(self, repo_id: str, hit: SearchHit, query: set[str]) -> SearchHit:
@@ -267,6 +313,15 @@ def _symbol_matches(symbols: list[Any], query: set[str]) -> list[SymbolMatch]:
             definition = 0 if match.kind in _DEFINITION_KINDS else 1
             found.append((-overlap, definition, match.start_line, match))
     return [match for *_, match in sorted(found, key=lambda item: item[:3])]
+
+
+def _fuse(rankings: list[list[str]]) -> dict[str, float]:
+    """Reciprocal rank fusion: each list adds ``1 / (RRF_K + rank)`` to a path's score."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, path in enumerate(ranking, start=1):
+            fused[path] = fused.get(path, 0.0) + 1.0 / (RRF_K + rank)
+    return fused
 
 
 def _mentions(text: str, query: set[str]) -> bool:

@@ -64,6 +64,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def workspace(tmp_path: Path, repo: Path):
-    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent)
+    # Indexing alone: no embedding pass writing vector records in the background.
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
     with Workspace.open(settings, clock=FakeClock()) as opened:
         yield opened

@@ -45,6 +45,7 @@ def served(tmp_path_factory):
     settings = Settings(data_dir=tmp / "data", workspace_root=tmp / "ws", reconcile="off")
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, background=False)
+        workspace.semantic.wait("proj")  # the embedding pass that follows the index run
         yield workspace
 
 
@@ -174,7 +175,9 @@ def test_search_tool_and_stats_tool(served):
     found = call(served, "repocontext_search", {"repoId": "proj", "query": "widget", "k": 500})
     hits = found.structured_content["hits"]
     assert hits[0]["path"] == "pkg/widget.py" and hits[0]["reasons"][0] == "path-name-match"
-    assert found.structured_content["mode"] == "keyword"
+    assert found.structured_content["mode"] == "hybrid"
+    assert found.structured_content["retrievalPath"] == "hybrid.exact"
+    assert "semantic" in hits[0]["reasons"]
     stats = call(served, "repocontext_stats", {}).structured_content
     assert stats["calls"] >= 1 and stats["windowSeconds"] == 3600
     assert stats["netSavedTokens"] == stats["readsReplacedTokens"] - stats["responseTokens"]

@@ -37,7 +37,9 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def workspace(tmp_path: Path, repo: Path):
-    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="off")
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="off", embedder="off"
+    )  # the keyword path alone (tests/search/test_semantic.py covers hybrid)
     with Workspace.open(settings) as opened:
         opened.bootstrap(repo, background=False)
         yield opened

@@ -1,0 +1,161 @@
+"""Search speed benchmark on the generated 10,000-file polyglot tree.
+
+Measures, in one run: keyword search p50/p99 through ``SearchService.search`` (sync check,
+FTS5 query, reranking, reasons), the bare FTS5 query, a pure-Python postings BM25 over the
+same documents (the engine we did not pick, as the baseline), and context bundles at an 8k
+budget. Run: ``.venv/bin/python bench/search.py [--write-docs]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs" / "benchmarks.md"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from index import TEMPLATES, generate  # noqa: E402
+
+from repocontext.pack.bundle import ContextRequest  # noqa: E402
+from repocontext.search.terms import terms, unique_terms  # noqa: E402
+from repocontext.settings import Settings  # noqa: E402
+from repocontext.workspace import Workspace  # noqa: E402
+
+SECTION = "## Search (`bench/search.py`)"
+QUERIES = 300
+
+
+class PostingsBM25:
+    """The alternative engine: our own in-memory postings with BM25 (k1 1.2, b 0.75)."""
+
+    def __init__(self, docs: dict[str, str]) -> None:
+        self.postings: dict[str, dict[str, int]] = defaultdict(dict)
+        self.lengths: dict[str, int] = {}
+        for path, text in docs.items():
+            counts = Counter(terms(text))
+            self.lengths[path] = sum(counts.values())
+            for term, tf in counts.items():
+                self.postings[term][path] = tf
+        self.average = sum(self.lengths.values()) / max(len(self.lengths), 1)
+
+    def search(self, query: list[str], limit: int) -> list[tuple[str, float]]:
+        n = len(self.lengths)
+        scores: dict[str, float] = defaultdict(float)
+        for term in query:
+            found = self.postings.get(term, {})
+            idf = math.log(1 + (n - len(found) + 0.5) / (len(found) + 0.5))
+            for path, tf in found.items():
+                norm = tf + 1.2 * (1 - 0.75 + 0.75 * self.lengths[path] / self.average)
+                scores[path] += idf * tf * 2.2 / norm
+        return sorted(scores.items(), key=lambda item: -item[1])[:limit]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def timed(fn, queries: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
+    out = []
+    for query in queries:
+        start = time.perf_counter()
+        fn(query)
+        out.append(time.perf_counter() - start)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="rc-search-bench-"))
+    try:
+        tree = work / "ws" / "polyglot"
+        generate(tree, args.files, list(TEMPLATES))
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
+        settings = Settings(data_dir=work / "data", workspace_root=tree.parent, reconcile="off")
+        with Workspace.open(settings) as workspace:
+            workspace.bootstrap(tree, "poly", background=False)
+            start = time.perf_counter()
+            workspace.search.sync("poly")
+            fts_build_s = time.perf_counter() - start
+            docs = {
+                p.relative_to(tree).as_posix(): p.read_text()
+                for p in tree.rglob("*")
+                if p.is_file() and ".git" not in p.parts
+            }
+            start = time.perf_counter()
+            postings = PostingsBM25(docs)
+            postings_build_s = time.perf_counter() - start
+            rng = random.Random(5)
+            vocabulary = sorted({t for text in list(docs.values())[:2000] for t in terms(text)})
+            queries = [" ".join(rng.sample(vocabulary, rng.randint(1, 4))) for _ in range(QUERIES)]
+            index = workspace.search.keyword_index("poly")
+            search = timed(lambda q: workspace.search.search("poly", q, 10), queries)
+            bare = timed(lambda q: index.search(unique_terms(q), 10), queries)
+            python = timed(lambda q: postings.search(unique_terms(q), 10), queries)
+            context = timed(
+                lambda q: workspace.context(ContextRequest("poly", q, budget=8192)), queries[:100]
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rows = [
+        ("keyword search (SearchService: sync check, FTS5, rerank, reasons)", search),
+        ("bare FTS5 bm25 query", bare),
+        ("baseline: pure-Python postings BM25", python),
+        ("context bundle, 8k budget, auto detail", context),
+    ]
+    lines = [
+        SECTION,
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, {os.cpu_count()} "
+        f"cores, Python {platform.python_version()}. {args.files:,} generated files, {QUERIES} "
+        "random 1-4 term queries from the corpus vocabulary (100 for bundles), k=10. "
+        "Reproduce: `.venv/bin/python bench/search.py --write-docs`.",
+        "",
+        "| operation | p50 ms | p99 ms | ratio of p50 to bare FTS5 |",
+        "|---|---:|---:|---:|",
+    ]
+    base = statistics.median(bare)
+    for name, values in rows:
+        lines.append(
+            f"| {name} | {percentile(values, 0.5):.2f} | {percentile(values, 0.99):.2f} "
+            f"| {statistics.median(values) / base:.1f} |"
+        )
+    lines += [
+        "",
+        f"Index build: FTS5 {fts_build_s:.1f} s (from the store, terms included); pure-Python "
+        f"postings {postings_build_s:.1f} s (in memory only, nothing persisted).",
+        "",
+    ]
+    section = "\n".join(lines)
+    print(section)
+    if args.write_docs:
+        text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n\n"
+        at = text.find(SECTION)
+        if at >= 0:
+            end = text.find("\n## ", at + 1)
+            text = text[:at] + section + ("" if end < 0 else text[end + 1 :])
+        else:
+            text = text.rstrip("\n") + "\n\n" + section
+        DOCS.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,251 @@
+"""The embedding phase and semantic retrieval of a store's repositories.
+
+After an index run changes files, :meth:`SemanticService.schedule` embeds them in a daemon
+thread: files whose blob id the vector plane already holds keep their rows, changed and new
+files are chunked (:func:`~repocontext.search.embed.chunks_of`) and embedded, removed files
+drop out, and the plane is rewritten. Progress and the result live in the vector-metadata
+record ``repo/{id}/vec/status`` (``status``, ``space``, ``chunksDone``, ``chunksTotal``,
+``vectors``, ``finishedAt``), which ``index_status`` and health read. Semantic answers come
+only from a completed plane of the configured space: while a plane is building, or without an
+embedder, search fails closed to keyword-only and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
+from repocontext.search.vectors import ChunkHit, VectorPlane
+from repocontext.store import CONTENT, STRUCTURAL, VECTOR_METADATA, Clock, Store
+from repocontext.store.clock import iso_utc
+from repocontext.store.keys import content_key, family_prefix, repo_key, vec_key
+
+__all__ = ["EmbedReport", "SemanticService"]
+
+BATCH: Final = 256
+STATUS_INTERVAL_S: Final = 0.5
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What one embedding pass did."""
+
+    files_embedded: int
+    chunks_embedded: int
+    vectors: int
+    elapsed_s: float
+
+
+class _Stopped(Exception):
+    """The service closed while a pass was running."""
+
+
+class SemanticService:
+    """Embeds repositories in the background and answers semantic queries."""
+
+    def __init__(self, store: Store, directory: Path, embedder: str, clock: Clock) -> None:
+        """Bind to a store; the embedder named ``embedder`` is loaded on first use."""
+        self.store = store
+        self.directory = directory
+        self.embedder_name = embedder
+        self.clock = clock
+        self._embedder: Embedder | None = None
+        self._load_error: str | None = None
+        self._lock = threading.Lock()
+        self._planes: dict[str, VectorPlane] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._pending: set[str] = set()
+        self._run_locks: dict[str, threading.Lock] = {}
+        self._closed = threading.Event()
+
+    @property
+    def enabled(self) -> bool:
+        """False when no embedder is configured or it could not be loaded."""
+        return self.embedder_name != "off" and self.embedder() is not None
+
+    def embedder(self) -> Embedder | None:
+        """The embedder, loaded on first use (``None`` when off or broken)."""
+        if self._embedder is None and self._load_error is None and self.embedder_name != "off":
+            try:
+                self._embedder = load_embedder(self.embedder_name)
+            except Exception as exc:  # an optional backend that fails must not take search down
+                self._load_error = f"{type(exc).__name__}: {exc}"
+                _log.warning("embedder %s unavailable: %s", self.embedder_name, self._load_error)
+        return self._embedder
+
+    def status(self, repo_id: str) -> dict[str, Any]:
+        """The stored embedding status of a repository (``{}`` before any pass)."""
+        record = self.store.get(VECTOR_METADATA, vec_key(repo_id, "status"))
+        return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+
+    def ready_vectors(self, repo_id: str) -> int:
+        """Vectors of a completed plane of the configured backend (0 otherwise); loads nothing."""
+        status = self.status(repo_id)
+        space = str(status.get("space") or "")
+        if status.get("status") != "completed" or not space.startswith(f"{self.embedder_name}-"):
+            return 0
+        return int(status.get("vectors") or 0)
+
+    def ready_plane(self, repo_id: str) -> VectorPlane | None:
+        """The repository's plane when it is complete and of the configured space."""
+        embedder = self.embedder()
+        if embedder is None:
+            return None
+        status = self.status(repo_id)
+        if status.get("status") != "completed" or status.get("space") != embedder.space.id:
+            return None
+        return self._plane(repo_id, embedder)
+
+    def search(self, repo_id: str, query: str, limit: int) -> list[ChunkHit] | None:
+        """Chunks nearest to ``query``, or ``None`` when no ready plane can answer."""
+        plane = self.ready_plane(repo_id)
+        embedder = self._embedder
+        if plane is None or embedder is None:
+            return None
+        return plane.search(embedder.embed([query])[0], limit)
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop scheduling, let running passes stop at their next batch, and wait for them."""
+        self._closed.set()
+        with self._lock:
+            threads = list(self._threads.values())
+        for thread in threads:
+            thread.join(timeout)
+
+    def schedule(self, repo_id: str) -> None:
+        """Embed the repository's changes in the background (coalescing repeated calls)."""
+        if self.embedder_name == "off" or self._closed.is_set():
+            return
+        with self._lock:
+            self._pending.add(repo_id)
+            thread = self._threads.get(repo_id)
+            if thread is not None and thread.is_alive():
+                return  # the running thread loops while work is pending
+            thread = threading.Thread(
+                target=self._drain, args=(repo_id,), name=f"embed-{repo_id}", daemon=True
+            )
+            self._threads[repo_id] = thread
+            thread.start()
+
+    def wait(self, repo_id: str, timeout: float | None = None) -> None:
+        """Wait for the background pass of a repository to end (tests, benchmarks)."""
+        thread = self._threads.get(repo_id)
+        if thread is not None:
+            thread.join(timeout)
+
+    def refresh(
+        self, repo_id: str, on_progress: Callable[[int, int], None] | None = None
+    ) -> EmbedReport | None:
+        """Run one embedding pass now; ``None`` when there is no embedder."""
+        embedder = self.embedder()
+        if embedder is None:
+            return None
+        with self._lock:
+            run_lock = self._run_locks.setdefault(repo_id, threading.Lock())
+        with run_lock:
+            return self._pass(repo_id, embedder, on_progress)
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _drain(self, repo_id: str) -> None:
+        while True:
+            with self._lock:
+                if repo_id not in self._pending:
+                    return
+                self._pending.discard(repo_id)
+            try:
+                self.refresh(repo_id)
+            except _Stopped:
+                return  # closing: the plane and its status stay as they were
+            except Exception:
+                _log.exception("embedding %s failed", repo_id)
+                self._set_status(repo_id, {"status": "failed"})
+
+    def _plane(self, repo_id: str, embedder: Embedder) -> VectorPlane:
+        with self._lock:
+            plane = self._planes.get(repo_id)
+            if plane is None or plane.space != embedder.space:
+                name = repo_key(repo_id).replace("/", "_")
+                plane = VectorPlane(self.directory / name / embedder.space.id, embedder.space)
+                self._planes[repo_id] = plane
+            return plane
+
+    def _pass(
+        self,
+        repo_id: str,
+        embedder: Embedder,
+        on_progress: Callable[[int, int], None] | None,
+    ) -> EmbedReport:
+        started = time.perf_counter()
+        plane = self._plane(repo_id, embedder)
+        current: dict[str, str | None] = {}
+        todo: list[dict[str, Any]] = []
+        for record in self.store.iter_records(STRUCTURAL, family_prefix(repo_id, "file")):
+            node = record.value
+            if not isinstance(node, dict) or not node.get("hasContent"):
+                continue
+            path = str(node.get("path"))
+            blob = node.get("blobId")
+            current[path] = str(blob) if blob is not None else None
+            if plane.files.get(path) != current[path] or path not in plane.files:
+                todo.append(node)
+        space = embedder.space.id
+        if (
+            not todo
+            and set(plane.files) == set(current)
+            and self.status(repo_id).get("space") == space
+        ):
+            return EmbedReport(0, 0, plane.size, time.perf_counter() - started)
+        kept_vectors, kept_rows = plane.rows_of(set(current) - {str(n["path"]) for n in todo})
+        chunks: list[Chunk] = []
+        for node in todo:
+            text = self._text(repo_id, str(node["path"]))
+            if text is not None:
+                chunks += chunks_of(node, text)
+        total = len(chunks)
+        status = {"status": "running", "space": space, "chunksDone": 0, "chunksTotal": total}
+        self._set_status(repo_id, status)
+        parts = [kept_vectors]
+        last = time.monotonic()
+        for i in range(0, total, BATCH):
+            if self._closed.is_set():
+                raise _Stopped
+            parts.append(embedder.embed([c.text for c in chunks[i : i + BATCH]]))
+            done = min(i + BATCH, total)
+            if on_progress is not None:
+                on_progress(done, total)
+            if time.monotonic() - last > STATUS_INTERVAL_S:
+                last = time.monotonic()
+                self._set_status(repo_id, {**status, "chunksDone": done})
+        vectors = np.concatenate(parts).astype(np.float32, copy=False)
+        plane.replace(vectors, [*kept_rows, *chunks], current)
+        self._set_status(
+            repo_id,
+            {
+                "status": "completed",
+                "space": space,
+                "chunksDone": total,
+                "chunksTotal": total,
+                "vectors": plane.size,
+                "finishedAt": iso_utc(self.clock.now()),
+            },
+        )
+        return EmbedReport(len(todo), total, plane.size, time.perf_counter() - started)
+
+    def _set_status(self, repo_id: str, value: dict[str, Any]) -> None:
+        self.store.put(VECTOR_METADATA, vec_key(repo_id, "status"), value)
+
+    def _text(self, repo_id: str, path: str) -> str | None:
+        record = self.store.get(CONTENT, content_key(repo_id, path))
+        value = record.value if record is not None else None
+        return str(value["text"]) if isinstance(value, dict) and "text" in value else None

@@ -1,0 +1,169 @@
+"""The vector plane of one repository in one embedding space, persisted next to the store.
+
+``<data_dir>/vectors/<repo>/<space>/`` holds ``vectors.npy`` (float32 rows, L2-normalized,
+memory-mapped when read), ``chunks.msgpack`` (what each row is: path, kind, lines, symbol)
+and ``files.msgpack`` (the blob id each file was embedded at). Writes go to temporary files
+renamed into place, ``files.msgpack`` last, so a crash leaves either the old or the new plane
+(a plane whose parts disagree in length is discarded and rebuilt). Like the keyword index it
+is a projection: deleting the directory only costs a rebuild.
+
+Queries scan exactly (one matrix product) below :data:`ANN_THRESHOLD` rows; above it a
+usearch HNSW index (cosine, persisted as ``ann.usearch`` and memory-mapped) answers, and
+``approximate`` says so.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import msgpack
+import numpy as np
+
+from repocontext.search.embed import Chunk, EmbeddingSpace, Vectors
+
+__all__ = ["ANN_THRESHOLD", "ChunkHit", "VectorPlane"]
+
+ANN_THRESHOLD: Final = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkHit:
+    """A chunk near the query, with its cosine similarity."""
+
+    path: str
+    kind: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    score: float
+
+
+class VectorPlane:
+    """Vectors and chunk metadata of one repository in one space."""
+
+    def __init__(
+        self, directory: Path, space: EmbeddingSpace, *, ann_threshold: int = ANN_THRESHOLD
+    ) -> None:
+        """Open (or start empty) the plane in ``directory``; ANN from ``ann_threshold`` rows."""
+        self.directory = directory
+        self.ann_threshold = ann_threshold
+        self.space = space
+        self._lock = threading.Lock()
+        self._vectors: Vectors = np.zeros((0, space.dimension), dtype=np.float32)
+        self._chunks: list[list[Any]] = []
+        self.files: dict[str, str | None] = {}
+        self._ann: Any = None
+        self._load()
+
+    @property
+    def size(self) -> int:
+        """How many vectors the plane holds."""
+        return len(self._chunks)
+
+    @property
+    def approximate(self) -> bool:
+        """True when queries go through the ANN index."""
+        return self._ann is not None
+
+    def rows_of(self, keep: set[str]) -> tuple[Vectors, list[list[Any]]]:
+        """The vectors and chunk rows of the files in ``keep`` (to carry into a rewrite)."""
+        with self._lock:
+            picked = [i for i, row in enumerate(self._chunks) if row[0] in keep]
+            return np.asarray(self._vectors[picked], dtype=np.float32), [
+                self._chunks[i] for i in picked
+            ]
+
+    def replace(
+        self, vectors: Vectors, chunks: list[Chunk | list[Any]], files: dict[str, str | None]
+    ) -> None:
+        """Write a new plane (all rows) and switch to it."""
+        rows = [
+            [c.path, c.kind, c.start_line, c.end_line, c.symbol] if isinstance(c, Chunk) else c
+            for c in chunks
+        ]
+        if len(rows) != len(vectors):
+            raise ValueError("one vector per chunk")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        _write(self.directory / "vectors.npy", lambda f: np.save(f, vectors))
+        _write(self.directory / "chunks.msgpack", lambda f: f.write(msgpack.packb(rows)))
+        ann = self.directory / "ann.usearch"
+        if len(rows) >= self.ann_threshold:
+            _build_ann(vectors, ann)
+        elif ann.exists():
+            ann.unlink()
+        _write(self.directory / "files.msgpack", lambda f: f.write(msgpack.packb(files)))
+        self._load()
+
+    def search(self, query: Vectors, limit: int) -> list[ChunkHit]:
+        """Return the ``limit`` chunks most similar to ``query`` (one normalized row)."""
+        with self._lock:
+            if not self._chunks or limit <= 0:
+                return []
+            if self._ann is not None:
+                found = self._ann.search(query.reshape(-1), min(limit, len(self._chunks)))
+                pairs = [
+                    (int(k), 1.0 - float(d))
+                    for k, d in zip(found.keys, found.distances, strict=True)
+                ]
+            else:
+                scores = self._vectors @ query.reshape(-1)
+                top = min(limit, len(scores))
+                best = np.argpartition(-scores, top - 1)[:top]
+                pairs = [(int(i), float(scores[i])) for i in best]
+            pairs.sort(key=lambda pair: -pair[1])
+            rows = [(self._chunks[i], score) for i, score in pairs]
+            return [
+                ChunkHit(
+                    path=row[0],
+                    kind=row[1],
+                    start_line=row[2],
+                    end_line=row[3],
+                    symbol=row[4],
+                    score=round(score, 4),
+                )
+                for row, score in rows
+            ]
+
+    def _load(self) -> None:
+        with self._lock:
+            try:
+                files = msgpack.unpackb((self.directory / "files.msgpack").read_bytes())
+                chunks = msgpack.unpackb((self.directory / "chunks.msgpack").read_bytes())
+                vectors = np.load(self.directory / "vectors.npy", mmap_mode="r")
+            except (OSError, ValueError, msgpack.UnpackException):
+                return  # nothing written yet, or a broken plane: start empty, rebuild
+            if len(chunks) != len(vectors) or vectors.shape[1:] != (self.space.dimension,):
+                return
+            self._vectors, self._chunks, self.files = vectors, chunks, files
+            self._ann = _open_ann(self.directory / "ann.usearch", self.space.dimension)
+
+
+def _write(path: Path, fill: Any) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    with temporary.open("wb") as handle:
+        fill(handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    temporary.replace(path)
+
+
+def _build_ann(vectors: Vectors, path: Path) -> None:
+    from usearch.index import Index
+
+    index = Index(ndim=vectors.shape[1], metric="cos", dtype="f32")
+    index.add(np.arange(len(vectors)), vectors)
+    temporary = path.with_suffix(".tmp")
+    index.save(str(temporary))
+    temporary.replace(path)
+
+
+def _open_ann(path: Path, dimension: int) -> Any:
+    if not path.exists():
+        return None
+    from usearch.index import Index
+
+    return Index.restore(str(path), view=True)
