@@ -125,7 +125,11 @@ class MiniLmEmbedder:
             return np.zeros((0, self.space.dimension), dtype=np.float32)
         with self._lock:
             vectors = self._model.encode(
-                list(texts), batch_size=32, normalize_embeddings=True, convert_to_numpy=True
+                list(texts),
+                batch_size=32,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
 

@@ -39,6 +39,8 @@ MAX_SYMBOL_REASONS: Final = 3
 _CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
 SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several per file)
 RRF_K: Final = 60
+PROSE_FACTOR: Final = 0.5
+"""Score multiplier of files without a parsed language (docs, config, changelogs)."""
 RERANK_SHARE: Final = 0.3
 """The definition bonus, as a share of the best BM25 score of the query (at least 1)."""
 _DEFINITION_KINDS: Final = frozenset(
@@ -254,6 +256,8 @@ class SearchService:
         symbol_overlap = best.overlap if best else 0
         if query:
             score += bonus * (symbol_overlap + path_overlap / 2) / len(query)
+        if not node.get("language"):
+            score *= PROSE_FACTOR  # the code scope prefers code over docs and changelogs
         entry: dict[str, Any] = {
             "kind": "file",
             "language": node.get("language"),
