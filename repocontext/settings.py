@@ -40,6 +40,7 @@ class Settings(BaseSettings):
             (file-system events, plus a full pass every ``reconcile_interval_seconds``),
             ``poll`` (only the periodic full pass) or ``off``.
         reconcile_interval_seconds: Seconds between full reconcile passes.
+        token_encoding: The BPE encoding every token count uses (file nodes, bundles, stats).
         embedder: The embedding backend of semantic search: ``static`` (wordllama, fast),
             ``minilm`` (all-MiniLM-L6-v2, slower) or ``off`` (keyword-only).
     """
@@ -60,6 +61,7 @@ class Settings(BaseSettings):
     reconcile: Literal["watch", "poll", "off"] = "watch"
     reconcile_interval_seconds: float = Field(default=600.0, ge=1.0)
     embedder: Literal["static", "minilm", "off"] = "static"
+    token_encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
 
     @model_validator(mode="before")
     @classmethod

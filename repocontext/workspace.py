@@ -148,7 +148,9 @@ class Workspace:
             store, settings.data_dir / "vectors", settings.embedder, clock
         )
         """The embedding phase (scheduled after every index run that changed files)."""
-        self.index = IndexService(store, clock, on_changed=self.semantic.schedule)
+        self.index = IndexService(
+            store, clock, encoding=settings.token_encoding, on_changed=self.semantic.schedule
+        )
         """Index jobs and views (outline, related, changed) over this workspace's store."""
         self.search = SearchService(store, settings.data_dir / "search", self.semantic)
         """Keyword retrieval with reasons; its indexes are projections of the store."""
@@ -307,6 +309,7 @@ class Workspace:
             NotFoundError: The repository is not registered.
             InvalidInputError: The task is empty.
         """
+        request = dataclasses.replace(request, encoding=self.settings.token_encoding)
         bundle = build_bundle(self._store, self.search, self._clock, request)
         self.call_stats.record(int(bundle.wire["responseTokens"]), bundle.reads_replaced)
         return bundle

@@ -119,6 +119,13 @@ def serve(
         EmbedderChoice | None,
         typer.Option(help="Semantic backend: static, minilm or off (env REPOCONTEXT_EMBEDDER)."),
     ] = None,
+    token_encoding: Annotated[
+        str | None,
+        typer.Option(
+            help="o200k_base or cl100k_base, for every token count"
+            " (env REPOCONTEXT_TOKEN_ENCODING).",
+        ),
+    ] = None,
     reconcile_interval: Annotated[
         float | None,
         typer.Option(
@@ -140,6 +147,7 @@ def serve(
             reconcile=reconcile.value if reconcile else None,
             reconcile_interval_seconds=reconcile_interval,
             embedder=embedder.value if embedder else None,
+            token_encoding=token_encoding,
         )
         run(settings, notify=_notify)
 

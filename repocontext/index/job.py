@@ -213,7 +213,9 @@ class IndexJob:
             e
             for e in result.entries
             if not (
-                (node := stored.get(e.path)) and stat_matches(node, e.size, e.mtime_ns, e.inode)
+                (node := stored.get(e.path))
+                and stat_matches(node, e.size, e.mtime_ns, e.inode)
+                and node.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
             )
         ]
         progress.files_unchanged = len(result.entries) - len(todo)
@@ -254,6 +256,7 @@ class IndexJob:
             old is not None
             and old.get("blobId") == item.blob_id
             and old.get("format") == NODE_FORMAT
+            and old.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
         ):
             batch.put(STRUCTURAL, file_key(self.repo_id, path), touched_node(old, item))
             progress.files_touched += 1
@@ -261,7 +264,7 @@ class IndexJob:
         if item.issue:
             progress.issues.append({"path": path, "reason": item.issue})
         self._mark_dirty()
-        node = file_node(item, index_blobs.get(path))
+        node = file_node(item, index_blobs.get(path), self.encoding)
         batch.put(STRUCTURAL, file_key(self.repo_id, path), node)
         if self._warm:
             self._changes[path] = node

@@ -14,6 +14,7 @@ from typing import Any, Final
 from repocontext.index.extract import Extracted
 from repocontext.index.model import FileOutline, ImportRef, Symbol
 from repocontext.store import Value
+from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
     "NODE_FORMAT",
@@ -30,8 +31,10 @@ NODE_FORMAT: Final = 1
 """Bumped when extraction changes, so that every file is parsed again."""
 
 
-def file_node(item: Extracted, index_blob: str | None) -> dict[str, Value]:
-    """Return the file node for one extracted file."""
+def file_node(
+    item: Extracted, index_blob: str | None, encoding: str = DEFAULT_ENCODING
+) -> dict[str, Value]:
+    """Return the file node for one extracted file (``encoding``: of its token count)."""
     entry, outline = item.entry, item.outline
     node: dict[str, Value] = {
         "format": NODE_FORMAT,
@@ -50,6 +53,7 @@ def file_node(item: Extracted, index_blob: str | None) -> dict[str, Value]:
         "hasContent": item.text is not None,
         "lines": 0 if item.text is None else item.text.count("\n") + 1,
         "tokenCount": item.token_count,
+        "tokenEncoding": encoding,
         "issue": item.issue,
         "syntaxErrors": bool(outline and outline.errors),
         "package": outline.package if outline else None,

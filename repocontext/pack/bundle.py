@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -32,6 +32,7 @@ from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 __all__ = ["Bundle", "ContextRequest", "Detail", "build_bundle", "receipt", "wire_json"]
 
 Detail = Literal["paths", "outline", "slices", "auto"]
+Counter = Callable[[str], int]
 SESSION_TTL_S: Final = 6 * 3600
 SMALL_FILE_TOKENS: Final = 800
 """At ``slices`` detail a file up to this many tokens is sent whole."""
@@ -54,6 +55,7 @@ class ContextRequest:
     seen: frozenset[str] = frozenset()
     known: tuple[str, ...] = ()
     session: str | None = None
+    encoding: str = DEFAULT_ENCODING
 
 
 @dataclass
@@ -97,6 +99,7 @@ def build_bundle(
         InvalidInputError: The task is empty.
     """
     result = search.search(request.repo_id, request.task, k=request.top, scope="code")
+    count = _counter(request.encoding)
     detail = _resolve_detail(request.detail, request.budget, max(1, len(result.hits)))
     session = _load_session(store, request) if request.session else _Session()
     seen = request.seen | session.receipts
@@ -105,7 +108,7 @@ def build_bundle(
     reused: list[dict[str, Any]] = []
     extras: list[tuple[int, list[str], list[str]]] = []
     for hit in result.hits:
-        rendered = _render(store, request.repo_id, hit, detail, seen, known)
+        rendered = _render(store, request.repo_id, hit, detail, seen, known, count)
         if rendered is None:
             continue
         entry, entry_reused, full_tokens, receipts, held = rendered
@@ -126,7 +129,7 @@ def build_bundle(
     }
     if request.session:
         head["session"] = request.session
-    bundle = _pack(head, candidates, extras, request.budget)
+    bundle = _pack(head, candidates, extras, request.budget, count)
     if request.session:
         _record_session(store, clock, request, bundle)
     return bundle
@@ -151,6 +154,7 @@ def _render(
     detail: str,
     seen: Collection[str],
     known: Mapping[str, str],
+    count: Counter,
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int, list[str], list[str]] | None:
     node = _value(store, STRUCTURAL, file_key(repo_id, hit.path))
     if node is None:
@@ -176,25 +180,25 @@ def _render(
         "path": hit.path,
         "score": hit.score,
         "reasons": hit.reasons,
-        "tokenCount": count_tokens(body, DEFAULT_ENCODING) if body else 0,
+        "tokenCount": count(body) if body else 0,
         "fullReadTokenCount": full_tokens,
         "content": body,
         "contentHash": _sha(body),
-        "units": [_unit_wire(unit, mark) for unit, mark in delivered],
+        "units": [_unit_wire(unit, mark, count) for unit, mark in delivered],
     }
     whole = any(unit.kind == "file" for unit, _ in delivered)
     held = [f"{hit.path}@{full_hash}"] if whole and full_hash else []
     return entry, reused, full_tokens, [mark for _, mark in delivered], held
 
 
-def _unit_wire(unit: _Unit, mark: str) -> dict[str, Any]:
+def _unit_wire(unit: _Unit, mark: str, count: Counter) -> dict[str, Any]:
     wire: dict[str, Any] = {"receipt": mark, "kind": unit.kind}
     if unit.symbol:
         wire["symbol"] = unit.symbol
     wire.update(
         startLine=unit.start,
         endLine=unit.end,
-        tokenCount=count_tokens(unit.text, DEFAULT_ENCODING),
+        tokenCount=count(unit.text),
     )
     return wire
 
@@ -252,22 +256,29 @@ def _outline_text(symbols: Sequence[Any], depth: int = 0) -> str:
 # -- packing ---------------------------------------------------------------------------------
 
 
-def _cost(wire: Mapping[str, Any]) -> int:
+def _counter(encoding: str) -> Counter:
+    def count(text: str) -> int:
+        return count_tokens(text, encoding)
+
+    return count
+
+
+def _cost(wire: Mapping[str, Any], count: Counter) -> int:
     # Structured content plus its text rendering: the same compact JSON twice.
-    return 2 * count_tokens(wire_json(wire), DEFAULT_ENCODING)
+    return 2 * count(wire_json(wire))
 
 
-def _finalize(wire: dict[str, Any]) -> int:
+def _finalize(wire: dict[str, Any], count: Counter) -> int:
     """Set ``responseTokens`` to the exact cost of ``wire`` with that number inside it."""
-    guess = _cost(wire)
+    guess = _cost(wire, count)
     for _ in range(8):
         wire["responseTokens"] = guess
-        actual = _cost(wire)
+        actual = _cost(wire, count)
         if actual == guess:
             return actual
         guess = max(guess, actual)
     wire["responseTokens"] = guess  # did not settle: keep the larger count (never low)
-    while _cost(wire) > wire["responseTokens"]:
+    while _cost(wire, count) > wire["responseTokens"]:
         wire["responseTokens"] += 1
     return int(wire["responseTokens"])
 
@@ -277,12 +288,13 @@ def _pack(
     candidates: list[dict[str, Any]],
     extras: list[tuple[int, list[str], list[str]]],
     budget: int,
+    count: Counter,
 ) -> Bundle:
     applied = budget
-    base = _cost(head) + 16  # room for the numbers filled in at the end
+    base = _cost(head, count) + 16  # room for the numbers filled in at the end
     chosen: list[int] = []
     spent = base
-    costs = [2 * (count_tokens(wire_json(entry), DEFAULT_ENCODING) + 2) for entry in candidates]
+    costs = [2 * (count(wire_json(entry)) + 2) for entry in candidates]
     for i, cost in enumerate(costs):
         if spent + cost <= applied:
             chosen.append(i)
@@ -295,14 +307,14 @@ def _pack(
         if not chosen and candidates:
             first = dict(head, entries=[candidates[0]], truncated=False)
             # Enough for the packer to take the first entry: its estimate, never below exact.
-            wire["retryBudgetTokens"] = max(_finalize(first), base + costs[0])
-        if _finalize(wire) <= applied or not chosen:
+            wire["retryBudgetTokens"] = max(_finalize(first, count), base + costs[0])
+        if _finalize(wire, count) <= applied or not chosen:
             break
         chosen.pop()  # the estimate was a few tokens short: drop the last entry
     while wire["responseTokens"] > wire["budgetTokens"]:
         # Below the smallest possible response: the budget applied is raised to it.
         wire["budgetTokens"] = wire["responseTokens"]
-        _finalize(wire)
+        _finalize(wire, count)
     bundle = Bundle(wire)
     for i in chosen:
         full_tokens, receipts, held = extras[i]

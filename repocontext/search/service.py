@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from repocontext.errors import InvalidInputError, NotFoundError
+from repocontext.errors import InvalidInputError, InvalidKeyError, NotFoundError
 from repocontext.search.keyword import KeywordDoc, KeywordIndex
 from repocontext.search.semantic import SemanticService
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
-from repocontext.store import CONTENT, STRUCTURAL, Store
-from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
+from repocontext.store import CONTENT, STRUCTURAL, XREF, Store
+from repocontext.store.keys import content_key, family_prefix, file_key, repo_key, xref_key
 
 __all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
 
@@ -39,6 +39,9 @@ MAX_SYMBOL_REASONS: Final = 3
 _CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
 SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several per file)
 RRF_K: Final = 60
+GRAPH_SEEDS: Final = 3
+GRAPH_SHARE: Final = 0.15
+"""What a file imported by, or testing, one of the top hits gains, as a share of the top score."""
 PROSE_FACTOR: Final = 0.5
 """Score multiplier of files without a parsed language (docs, config, changelogs)."""
 RERANK_SHARE: Final = 0.3
@@ -183,10 +186,40 @@ class SearchService:
         explained = [
             self._explain(repo_id, p, scores[p], query_set, bonus, semantic.get(p)) for p in pool
         ]
-        ranked = sorted((h for h in explained if h is not None), key=lambda h: (-h.score, h.path))
+        ranked = self._graph_boost(
+            repo_id,
+            sorted((h for h in explained if h is not None), key=lambda h: (-h.score, h.path)),
+        )
         hits = [self._with_content_reason(repo_id, h, query_set) for h in ranked[:k]]
         mode = path_kind.split(".")[0] if hits else "empty"
         return SearchResult(mode, path_kind, hits, freshness)
+
+    def _graph_boost(self, repo_id: str, ranked: list[SearchHit]) -> list[SearchHit]:
+        """Lift the candidates the top hits import, below those hits (a graph signal)."""
+        if len(ranked) <= GRAPH_SEEDS:
+            return ranked
+        related: set[str] = set()
+        for hit in ranked[:GRAPH_SEEDS]:
+            out = self._xref(repo_id, f"out:{hit.path}")
+            for link in out.get("imports") or []:
+                if isinstance(link, dict):
+                    related.add(str(link.get("path")))
+        lift = GRAPH_SHARE * ranked[0].score
+        tail = [
+            dataclasses.replace(hit, score=round(hit.score + lift, 4))
+            if hit.path in related
+            else hit
+            for hit in ranked[GRAPH_SEEDS:]
+        ]
+        # The seeds keep their places: the signal reorders what follows them.
+        return ranked[:GRAPH_SEEDS] + sorted(tail, key=lambda h: (-h.score, h.path))
+
+    def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
+        try:
+            record = self.store.get(XREF, xref_key(repo_id, name))
+        except InvalidKeyError:
+            return {}
+        return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
 
     def _fallback_path(self) -> str:
         if self.semantic is None or not self.semantic.enabled:

@@ -117,3 +117,57 @@ def test_freshness_and_refusals(workspace) -> None:
         workspace.search.search("demo", "   ")
     with pytest.raises(NotFoundError):
         workspace.search.search("nope", "config")
+
+
+def test_files_the_top_hits_import_are_lifted_below_them(tmp_path: Path) -> None:
+    root = tmp_path / "ws" / "graph"
+    files = {
+        "core/alpha.py": "from core import helper\n\n\ndef ledger():\n    return 'ledger ledger'\n",
+        "core/beta.py": "def ledger_two():\n    return 'ledger ledger'\n",
+        "core/gamma.py": "def ledger_three():\n    return 'ledger ledger'\n",
+        "core/helper.py": "def assist():\n    return 'a ledger note'\n" + "# padding line\n" * 40,
+        "core/aaa_other.py": "def unrelated():\n    return 'ledger'\n",
+    }
+    for rel, body in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    (root / "core" / "__init__.py").write_text("")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off", embedder="off"
+    )
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(root, background=False)
+        order = [h.path for h in workspace.search.search("graph", "ledger", k=6).hits]
+    assert order[:3] == sorted(order[:3], key=order.index)  # the seeds keep their places
+    assert "core/alpha.py" in order[:3]
+    assert order.index("core/helper.py") < order.index("core/aaa_other.py")
+
+
+def test_the_token_encoding_is_selectable_and_recounts_files(tmp_path: Path, repo: Path) -> None:
+    import json
+
+    from repocontext.index.job import load_file_nodes
+    from repocontext.pack.bundle import ContextRequest
+    from repocontext.tokens import count_tokens
+
+    text = (repo / "app/config_loader.py").read_text()
+    for encoding in ("cl100k_base", "o200k_base"):
+        settings = Settings(
+            data_dir=tmp_path / "enc",
+            workspace_root=repo.parent,
+            reconcile="off",
+            embedder="off",
+            token_encoding=encoding,
+        )
+        with Workspace.open(settings) as workspace:
+            workspace.bootstrap(repo, background=False)
+            node = load_file_nodes(workspace.store, "demo")["app/config_loader.py"]
+            assert (node["tokenCount"], node["tokenEncoding"]) == (
+                count_tokens(text, encoding),
+                encoding,
+            )
+            wire = workspace.context(ContextRequest("demo", "config loader", budget=4000)).wire
+            sent = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
+            assert wire["responseTokens"] == 2 * count_tokens(sent, encoding) <= 4000
+    assert count_tokens(text, "cl100k_base") != count_tokens(text, "o200k_base")
