@@ -198,11 +198,6 @@ class IndexService:
             self._states[repo_id] = state
             return True
 
-    def forget(self, repo_id: str) -> None:
-        """Drop what is cached for a repository (it was reset or removed)."""
-        with self._repo_lock(repo_id):
-            self._states.pop(repo_id, None)
-
     def wait(self, repo_id: str, timeout: float | None = None) -> IndexStatus:
         """Wait for a background run to end (tests, shutdown) and return the status."""
         thread = self._threads.get(repo_id)

@@ -69,6 +69,17 @@ class Bundle:
 
 
 @dataclass(frozen=True, slots=True)
+class _Rendered:
+    """One ranked file rendered: its entry (``None`` when all of it is reused) and bookkeeping."""
+
+    entry: dict[str, Any] | None
+    reused: list[dict[str, Any]]
+    full_tokens: int = 0
+    receipts: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class _Unit:
     kind: str
     key: str
@@ -104,18 +115,14 @@ def build_bundle(
     session = _load_session(store, request) if request.session else _Session()
     seen = request.seen | session.receipts
     known = _known_held(request.known, session.held)
-    candidates: list[dict[str, Any]] = []
+    candidates: list[_Rendered] = []
     reused: list[dict[str, Any]] = []
-    extras: list[tuple[int, list[str], list[str]]] = []
     for hit in result.hits:
         rendered = _render(store, request.repo_id, hit, detail, seen, known, count)
-        if rendered is None:
-            continue
-        entry, entry_reused, full_tokens, receipts, held = rendered
-        reused += entry_reused
-        if entry is not None:
-            candidates.append(entry)
-            extras.append((full_tokens, receipts, held))
+        if rendered is not None:
+            reused += rendered.reused
+            if rendered.entry is not None:
+                candidates.append(rendered)
     head = {
         "mode": result.mode,
         "retrievalPath": result.retrieval_path,
@@ -129,7 +136,7 @@ def build_bundle(
     }
     if request.session:
         head["session"] = request.session
-    bundle = _pack(head, candidates, extras, request.budget, count)
+    bundle = _pack(head, candidates, request.budget, count)
     if request.session:
         _record_session(store, clock, request, bundle)
     return bundle
@@ -155,7 +162,7 @@ def _render(
     seen: Collection[str],
     known: Mapping[str, str],
     count: Counter,
-) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int, list[str], list[str]] | None:
+) -> _Rendered | None:
     node = _value(store, STRUCTURAL, file_key(repo_id, hit.path))
     if node is None:
         return None
@@ -163,7 +170,7 @@ def _render(
     full_hash = _sha(text) if text is not None else None
     full_tokens = int(node.get("tokenCount") or 0)
     if full_hash is not None and known.get(hit.path) == full_hash:
-        return None, [{"path": hit.path, "kind": "file", "contentHash": full_hash}], 0, [], []
+        return _Rendered(None, [{"path": hit.path, "kind": "file", "contentHash": full_hash}])
     units = _units(node, text, hit, detail)
     delivered: list[tuple[_Unit, str]] = []
     reused: list[dict[str, Any]] = []
@@ -174,7 +181,7 @@ def _render(
         else:
             delivered.append((unit, mark))
     if units and not delivered:
-        return None, reused, 0, [], []
+        return _Rendered(None, reused)
     body = "".join(unit.text for unit, _ in delivered)
     entry = {
         "path": hit.path,
@@ -188,7 +195,7 @@ def _render(
     }
     whole = any(unit.kind == "file" for unit, _ in delivered)
     held = [f"{hit.path}@{full_hash}"] if whole and full_hash else []
-    return entry, reused, full_tokens, [mark for _, mark in delivered], held
+    return _Rendered(entry, reused, full_tokens, [mark for _, mark in delivered], held)
 
 
 def _unit_wire(unit: _Unit, mark: str, count: Counter) -> dict[str, Any]:
@@ -283,17 +290,12 @@ def _finalize(wire: dict[str, Any], count: Counter) -> int:
     return int(wire["responseTokens"])
 
 
-def _pack(
-    head: dict[str, Any],
-    candidates: list[dict[str, Any]],
-    extras: list[tuple[int, list[str], list[str]]],
-    budget: int,
-    count: Counter,
-) -> Bundle:
+def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: Counter) -> Bundle:
     applied = budget
     base = _cost(head, count) + 16  # room for the numbers filled in at the end
     chosen: list[int] = []
     spent = base
+    candidates = [r.entry for r in rendered if r.entry is not None]
     costs = [2 * (count(wire_json(entry)) + 2) for entry in candidates]
     for i, cost in enumerate(costs):
         if spent + cost <= applied:
@@ -317,10 +319,9 @@ def _pack(
         _finalize(wire, count)
     bundle = Bundle(wire)
     for i in chosen:
-        full_tokens, receipts, held = extras[i]
-        bundle.reads_replaced += full_tokens
-        bundle.delivered_receipts += receipts
-        bundle.held += held
+        bundle.reads_replaced += rendered[i].full_tokens
+        bundle.delivered_receipts += rendered[i].receipts
+        bundle.held += rendered[i].held
     return bundle
 
 
