@@ -237,6 +237,7 @@ def evaluate(mirror: Path, limit: int, backends: list[str], work: Path) -> dict[
                 scores[f"semantic-{backend}"].add(files_of(nearest), answer)
                 hits = workspace.search.search(name, task.query, 10).hits
                 scores[f"hybrid-{backend}"].add([h.path for h in hits], answer)
+            print(f"{name}: task {scores['keyword'].tasks}/{len(tasks)}", flush=True)
             for budget in BUDGETS:
                 bundle = first.context(ContextRequest(name, task.query, top=20, budget=budget))
                 carried = {e["path"] for e in bundle.wire["entries"] if e["content"]}

@@ -137,7 +137,7 @@ def main() -> int:
                 for _ in range(100)
             ]
             hybrid = timed(lambda q: workspace.search.search("poly", q, 10), hybrid_queries)
-            assert workspace.search.search("poly", "compute value", 10).mode == "hybrid"
+            assert workspace.search.search("poly", "return class", 10).mode == "hybrid"
         with Workspace.open(settings) as workspace:
             docs = {
                 p.relative_to(tree).as_posix(): p.read_text()

@@ -39,6 +39,8 @@ MAX_SYMBOL_REASONS: Final = 3
 _CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
 SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several per file)
 RRF_K: Final = 60
+SEMANTIC_WEIGHT: Final = 0.5
+"""Weight of the semantic ranking in the fusion (keyword: 1), from the evaluation."""
 GRAPH_SEEDS: Final = 3
 GRAPH_SHARE: Final = 0.15
 """What a file imported by, or testing, one of the top hits gains, as a share of the top score."""
@@ -174,7 +176,7 @@ class SearchService:
         if nearest is None:
             scores, path_kind = keyword, self._fallback_path()
         else:
-            scores = _fuse([list(keyword), list(semantic)])
+            scores = _fuse([(list(keyword), 1.0), (list(semantic), SEMANTIC_WEIGHT)])
             plane = "approximate" if self._approximate(repo_id) else "exact"
             kind = "hybrid" if keyword and semantic else "semantic" if semantic else "keyword"
             path_kind = f"{kind}.{plane}"
@@ -352,12 +354,12 @@ def _symbol_matches(symbols: list[Any], query: set[str]) -> list[SymbolMatch]:
     return [match for *_, match in sorted(found, key=lambda item: item[:3])]
 
 
-def _fuse(rankings: list[list[str]]) -> dict[str, float]:
-    """Reciprocal rank fusion: each list adds ``1 / (RRF_K + rank)`` to a path's score."""
+def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
+    """Weighted reciprocal rank fusion: a list adds ``weight / (RRF_K + rank)`` to a path."""
     fused: dict[str, float] = {}
-    for ranking in rankings:
+    for ranking, weight in rankings:
         for rank, path in enumerate(ranking, start=1):
-            fused[path] = fused.get(path, 0.0) + 1.0 / (RRF_K + rank)
+            fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
     return fused
 
 
