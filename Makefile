@@ -41,6 +41,7 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/store.py --write-docs
 	$(BIN)/python bench/index.py --write-docs
+	$(BIN)/python bench/search.py --write-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
