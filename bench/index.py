@@ -25,8 +25,10 @@ from multiprocessing import get_context
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs" / "benchmarks.md"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _docs import write_section  # noqa: E402
 
 from repocontext.index.languages import language_for  # noqa: E402
 from repocontext.index.walk import walk  # noqa: E402
@@ -249,17 +251,6 @@ def render(rows: list[dict[str, float | str]], rss: float) -> str:
     return "\n".join(lines)
 
 
-def write_docs(section: str) -> None:
-    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n\n"
-    start = text.find(SECTION)
-    if start >= 0:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + ("" if end < 0 else text[end + 1 :])
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOCS.write_text(text)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--generated", type=int, default=10_000)
@@ -291,7 +282,7 @@ def main() -> int:
     section = render(rows, peak_rss_mb())
     print(section)
     if args.write_docs:
-        write_docs(section)
+        write_section(SECTION, section)
     return 0
 
 

@@ -37,8 +37,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = ROOT / "docs" / "benchmarks.md"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _docs import write_section  # noqa: E402
 
 from repocontext.index.job import load_file_nodes  # noqa: E402
 from repocontext.index.languages import is_test_path  # noqa: E402
@@ -325,14 +327,7 @@ def main() -> int:
     section = render(results, args.backends, args.tasks)
     print(section)
     if args.write_docs:
-        text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n\n"
-        at = text.find(SECTION)
-        if at >= 0:
-            end = text.find("\n## ", at + 1)
-            text = text[:at] + section + ("" if end < 0 else text[end + 1 :])
-        else:
-            text = text.rstrip("\n") + "\n\n" + section
-        DOCS.write_text(text)
+        write_section(SECTION, section)
     return 0
 
 

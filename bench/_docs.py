@@ -1,0 +1,19 @@
+"""Shared by the benchmarks: replace (or append) one section of docs/benchmarks.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "benchmarks.md"
+
+
+def write_section(title: str, section: str) -> None:
+    """Put ``section`` (starting with the heading ``title``) in place of the old one."""
+    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n\n"
+    start = text.find(title)
+    if start >= 0:
+        end = text.find("\n## ", start + 1)
+        text = text[:start] + section + ("" if end < 0 else text[end + 1 :])
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    DOCS.write_text(text)
