@@ -13,7 +13,8 @@ def write_section(title: str, section: str) -> None:
     start = text.find(title)
     if start >= 0:
         end = text.find("\n## ", start + 1)
-        text = text[:start] + section + ("" if end < 0 else text[end + 1 :])
+        rest = "" if end < 0 else "\n" + text[end + 1 :]
+        text = text[:start] + section.rstrip("\n") + "\n" + rest
     else:
         text = text.rstrip("\n") + "\n\n" + section
     DOCS.write_text(text)
