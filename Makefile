@@ -16,7 +16,8 @@ venv: $(STAMP)
 # torch==2.13.0 goes first: the CPU wheel lies on disk, and any other torch spec pulls a
 # multi-GB CUDA build when sentence-transformers asks for torch.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	# A venv left half-made by an interrupted run (no pip) is made again from scratch.
+	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[semantic,dev]"
