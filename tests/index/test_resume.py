@@ -1,3 +1,4 @@
+import os
 import signal
 import subprocess
 import sys
@@ -47,12 +48,15 @@ def test_a_run_killed_mid_way_is_finished_by_the_next_one_with_the_same_records(
     root = repo_factory(tmp_path / "ws" / "gen", generated_tree(600))
     killed = tmp_path / "killed"
     proc = subprocess.Popen(
-        [sys.executable, WORKER, str(killed), str(root)], stdout=subprocess.PIPE, text=True
+        [sys.executable, WORKER, str(killed), str(root)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: the kill takes its parser workers too
     )
     for line in proc.stdout:
         if line.startswith("READ") and int(line.split()[1]) >= 250:
             break
-    proc.send_signal(signal.SIGKILL)
+    os.killpg(proc.pid, signal.SIGKILL)  # the indexer and its workers die at once, like a crash
     proc.wait(timeout=30)
     settings = Settings(data_dir=killed, workspace_root=root.parent)
     with Workspace.open(settings) as workspace:
