@@ -13,12 +13,14 @@ from typing import Any, Final
 
 from repocontext.index.extract import Extracted
 from repocontext.index.model import FileOutline, ImportRef, Symbol
-from repocontext.store import Value
+from repocontext.store import CONTENT, Store, Value
+from repocontext.store.keys import content_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
     "NODE_FORMAT",
     "file_node",
+    "file_text",
     "iter_symbols",
     "outline_of",
     "stat_matches",
@@ -62,6 +64,13 @@ def file_node(
         "references": list(outline.references) if outline else [],
     }
     return node
+
+
+def file_text(store: Store, repo_id: str, path: str) -> str | None:
+    """Return the stored text of a file (its content record), or ``None``."""
+    record = store.get(CONTENT, content_key(repo_id, path))
+    value = record.value if record is not None else None
+    return str(value["text"]) if isinstance(value, dict) and "text" in value else None
 
 
 def touched_node(node: Mapping[str, Value], item: Extracted) -> dict[str, Value]:

@@ -29,10 +29,11 @@ from repocontext.index.job import (
     load_file_nodes,
     read_go_module,
 )
+from repocontext.index.nodes import file_text
 from repocontext.index.projection import ProjectionState
 from repocontext.index.walk import WalkOptions
-from repocontext.store import CONTENT, STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value
-from repocontext.store.keys import content_key, file_key, repo_key, vec_key, xref_key
+from repocontext.store import STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value
+from repocontext.store.keys import file_key, repo_key, vec_key, xref_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
@@ -285,9 +286,7 @@ class IndexService:
 
     def content(self, repo_id: str, path: str) -> str | None:
         """Return the stored text of a file, or ``None``."""
-        record = self.store.get(CONTENT, content_key(repo_id, path))
-        value = record.value if record is not None else None
-        return str(value["text"]) if isinstance(value, dict) and "text" in value else None
+        return file_text(self.store, repo_id, path)
 
     # -- internals ---------------------------------------------------------------------
 

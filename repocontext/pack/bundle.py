@@ -24,9 +24,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from repocontext.index.nodes import file_text
 from repocontext.search.service import SearchHit, SearchService
-from repocontext.store import CONTENT, SESSION, STRUCTURAL, Clock, DocPatch, Store
-from repocontext.store.keys import content_key, file_key, session_key
+from repocontext.store import SESSION, STRUCTURAL, Clock, DocPatch, Store
+from repocontext.store.keys import file_key, session_key
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 
 __all__ = ["Bundle", "ContextRequest", "Detail", "build_bundle", "receipt", "wire_json"]
@@ -166,7 +167,7 @@ def _render(
     node = _value(store, STRUCTURAL, file_key(repo_id, hit.path))
     if node is None:
         return None
-    text = _text(store, repo_id, hit.path)
+    text = file_text(store, repo_id, hit.path)
     full_hash = _sha(text) if text is not None else None
     full_tokens = int(node.get("tokenCount") or 0)
     if full_hash is not None and known.get(hit.path) == full_hash:
@@ -369,11 +370,6 @@ def _record_session(store: Store, clock: Clock, request: ContextRequest, bundle:
 def _value(store: Store, tree: str, key: str) -> dict[str, Any] | None:
     record = store.get(tree, key)
     return record.value if record is not None and isinstance(record.value, dict) else None
-
-
-def _text(store: Store, repo_id: str, path: str) -> str | None:
-    value = _value(store, CONTENT, content_key(repo_id, path))
-    return str(value["text"]) if value is not None and "text" in value else None
 
 
 def _sha(text: str) -> str:

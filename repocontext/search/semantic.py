@@ -22,11 +22,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from repocontext.index.nodes import file_text
 from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
 from repocontext.search.vectors import ChunkHit, VectorPlane
-from repocontext.store import CONTENT, STRUCTURAL, VECTOR_METADATA, Clock, Store
+from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store
 from repocontext.store.clock import iso_utc
-from repocontext.store.keys import content_key, family_prefix, repo_key, vec_key
+from repocontext.store.keys import family_prefix, repo_key, vec_key
 
 __all__ = ["EmbedReport", "SemanticService"]
 
@@ -209,7 +210,7 @@ class SemanticService:
         kept_vectors, kept_rows = plane.rows_of(set(current) - {str(n["path"]) for n in todo})
         chunks: list[Chunk] = []
         for node in todo:
-            text = self._text(repo_id, str(node["path"]))
+            text = file_text(self.store, repo_id, str(node["path"]))
             if text is not None:
                 chunks += chunks_of(node, text)
         total = len(chunks)
@@ -244,8 +245,3 @@ class SemanticService:
 
     def _set_status(self, repo_id: str, value: dict[str, Any]) -> None:
         self.store.put(VECTOR_METADATA, vec_key(repo_id, "status"), value)
-
-    def _text(self, repo_id: str, path: str) -> str | None:
-        record = self.store.get(CONTENT, content_key(repo_id, path))
-        value = record.value if record is not None else None
-        return str(value["text"]) if isinstance(value, dict) and "text" in value else None

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from repocontext.errors import InvalidInputError, InvalidKeyError, NotFoundError
+from repocontext.index.nodes import file_text
 from repocontext.search.keyword import KeywordDoc, KeywordIndex
 from repocontext.search.semantic import SemanticService
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
-from repocontext.store import CONTENT, STRUCTURAL, XREF, Store
-from repocontext.store.keys import content_key, family_prefix, file_key, repo_key, xref_key
+from repocontext.store import STRUCTURAL, XREF, Store
+from repocontext.store.keys import family_prefix, file_key, repo_key, xref_key
 
 __all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
 
@@ -251,9 +252,7 @@ class SearchService:
         return _doc_of(record.value, self._text(repo_id, path))
 
     def _text(self, repo_id: str, path: str) -> str | None:
-        record = self.store.get(CONTENT, content_key(repo_id, path))
-        value = record.value if record is not None else None
-        return str(value["text"]) if isinstance(value, dict) and "text" in value else None
+        return file_text(self.store, repo_id, path)
 
     def _explain(
         self,
