@@ -139,7 +139,6 @@ def test_files_the_top_hits_import_are_lifted_below_them(tmp_path: Path) -> None
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(root, background=False)
         order = [h.path for h in workspace.search.search("graph", "ledger", k=6).hits]
-    assert order[:3] == sorted(order[:3], key=order.index)  # the seeds keep their places
     assert "core/alpha.py" in order[:3]
     assert order.index("core/helper.py") < order.index("core/aaa_other.py")
 
