@@ -14,9 +14,9 @@ from pydantic import ValidationError
 
 from repocontext.cli._doctor import doctor_report, render_text
 from repocontext.cli._index import register as register_index_commands
+from repocontext.cli._memory import register as register_memory_commands
 from repocontext.cli._retrieval import register as register_retrieval_commands
 from repocontext.errors import RepoContextError
-from repocontext.server import run
 from repocontext.settings import Settings
 
 __all__ = ["app", "main"]
@@ -149,6 +149,10 @@ def serve(
             embedder=embedder.value if embedder else None,
             token_encoding=token_encoding,
         )
+        # Imported here: the MCP SDK takes over a second to import, which every other
+        # command (index, search, status...) would otherwise pay at start.
+        from repocontext.server import run
+
         run(settings, notify=_notify)
 
 
@@ -165,6 +169,7 @@ def doctor(
 
 register_index_commands(app, build_settings, _fail_cleanly)
 register_retrieval_commands(app, build_settings, _fail_cleanly)
+register_memory_commands(app, build_settings, _fail_cleanly)
 
 
 def _notify(message: str) -> None:

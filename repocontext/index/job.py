@@ -13,7 +13,9 @@ Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
 * Projections: a job given the :class:`ProjectionState` of the previous run (the serving
   process keeps it) updates only the records its changes affect; without one, or when the
   stored ``projectionsEpoch`` says another process wrote the projections since, it rebuilds
-  the state from every file node and writes the difference.
+  the state and writes the difference. A whole-tree run builds that state while it parses:
+  each unchanged stored node and each new node is staged as it comes, so no file node is
+  read back from the store.
 * Scoped: a job with ``scope`` walks, compares and removes only under those prefixes (the
   reconcile loop refreshes the paths a watcher reported). Its phase is ``reconciling``
   throughout, and it records a status only once it finds a change, so refreshing paths
@@ -37,8 +39,9 @@ from typing import Any, Final
 from repocontext.errors import InvalidKeyError, RepoContextError
 from repocontext.index.extract import Extracted, extract_many
 from repocontext.index.fingerprint import git_index_blobs
+from repocontext.index.model import FileOutline
 from repocontext.index.nodes import NODE_FORMAT, file_node, stat_matches, touched_node
-from repocontext.index.projection import ProjectionState, apply_delta, apply_projections
+from repocontext.index.projection import ProjectionState, apply_delta, rebuild_projections
 from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, in_scope, walk
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, Batch, Clock, Store, Value
 from repocontext.store.clock import iso_utc
@@ -142,6 +145,8 @@ class IndexJob:
         self.scope = None if scope is None else tuple(scope)
         self._warm = False
         self._projected = False
+        self._building: ProjectionState | None = None
+        self._stored: Mapping[str, Mapping[str, Any]] = {}
         self._changes: dict[str, dict[str, Any] | None] = {}
         if self.scope is not None:
             self.progress.phase = "reconciling"
@@ -223,6 +228,7 @@ class IndexJob:
         if not todo and not removed:
             return False
         index_blobs = git_index_blobs(self.root) if result.git else {}
+        self._stored = stored
         changed = False
         with self.store.batch(commit_every=COMMIT_EVERY) as batch:
             for item in self._extract(todo):
@@ -266,8 +272,8 @@ class IndexJob:
         self._mark_dirty()
         node = file_node(item, index_blobs.get(path), self.encoding)
         batch.put(STRUCTURAL, file_key(self.repo_id, path), node)
-        if self._warm:
-            self._changes[path] = node
+        # The parsed outline is the node's outline only when the node has content.
+        self._stage(path, node, item.outline if item.text is not None and item.language else None)
         if item.text is not None:
             batch.put(
                 CONTENT,
@@ -303,8 +309,29 @@ class IndexJob:
         batch.delete(STRUCTURAL, file_key(self.repo_id, path))
         batch.delete(CONTENT, content_key(self.repo_id, path))
         self.progress.files_removed += 1
+        self._stage(path, None)
+
+    def _stage(
+        self, path: str, node: dict[str, Any] | None, outline: FileOutline | None = None
+    ) -> None:
+        """Record a changed file for the projections.
+
+        A warm run collects the changes for an incremental update. A whole-tree run without
+        a state builds one from nothing as it goes: at the first change it stages every
+        stored node (files unchanged so far; later changes replace theirs), then each change,
+        so no node is read back from the store afterwards. A run that changes nothing never
+        builds one.
+        """
         if self._warm:
-            self._changes[path] = None
+            self._changes[path] = node
+            return
+        if self.scope is not None:
+            return  # a scoped run without a state rebuilds from the store afterwards
+        if self._building is None:
+            self._building = ProjectionState(self.repo_id)
+            for stored_path, stored_node in self._stored.items():
+                self._building.stage(stored_path, stored_node)
+        self._building.stage(path, node, outline)
 
     def _extract(self, entries: list[WalkEntry]) -> Iterator[Extracted]:
         chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
@@ -334,15 +361,20 @@ class IndexJob:
             state = self.state
             diff = apply_delta(self.store, state.update(self._changes, go_module))
         else:
-            nodes = iter_file_nodes(self.store, self.repo_id)
-            state = ProjectionState.build(self.repo_id, nodes, go_module)
-            diff = apply_projections(self.store, self.repo_id, state)
+            state = self._building or self._staged_from_store()
+            diff = rebuild_projections(self.store, self.repo_id, state, go_module)
         state.epoch = uuid.uuid4().hex
         self.state = state
         self._projected = True
         self.progress.projection_writes = diff.written
         self.progress.projection_deletes = diff.deleted
         self.progress.symbols = len(state.records[SYMBOL])
+
+    def _staged_from_store(self) -> ProjectionState:
+        state = ProjectionState(self.repo_id)
+        for node in iter_file_nodes(self.store, self.repo_id):
+            state.stage(str(node.get("path")), node)
+        return state
 
     def _finish(self, result: WalkResult, changed: bool) -> None:
         if self.scope is not None and not changed and not self._projected:

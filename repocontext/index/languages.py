@@ -7,6 +7,7 @@ parse_outline` accepts.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import PurePosixPath
 
@@ -162,6 +163,7 @@ def language_for(path: str) -> str | None:
     return _BY_EXTENSION.get(name[dot:].lower())
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def is_test_path(path: str) -> bool:
     """Return True when the path looks like a test by directory or by file name.
 

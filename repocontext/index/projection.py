@@ -9,11 +9,13 @@
 * structural tree ``repo/{id}/pkg/{dir}``: package (directory) nodes.
 
 :class:`ProjectionState` holds what the projections are computed from (per-file facts, the
-link graph and its reverse, the symbol and name indexes) and the records themselves. Its
-:meth:`~ProjectionState.update` takes changed file nodes and recomputes only the records they
-can affect, returning them as a :class:`Delta`; building from nothing is the same update with
-every file added, so the full and the incremental path are one code path. What a change can
-affect:
+link graph and its reverse, the symbol and name indexes) and a digest of every record (its
+values would take several times the memory; the store has them). Changed file nodes are
+staged one at a time (:meth:`~ProjectionState.stage`, so an indexing run can feed each file
+as it is parsed) and :meth:`~ProjectionState.commit` recomputes only the records they can
+affect, returning them as a :class:`Delta` or streaming them to a writer; building from
+nothing is the same commit with every file staged, so the full and the incremental path are
+one code path. What a change can affect:
 
 * the changed files' own links, and the links of files referencing a name whose set of
   defining files changed; every link when the file set, a Java/C# package or the Go module
@@ -22,18 +24,24 @@ affect:
 * the name records of names whose users or definitions changed, the symbol records of the
   changed files' qualified names, the package records of directories that gained or lost files.
 
-:func:`apply_projections` writes a whole state as a diff against the store (a cold start, or
-a store another process changed); :func:`apply_delta` writes an update's delta.
+:func:`rebuild_projections` commits a state built from nothing and writes it as a diff
+against the stored records (a cold start, or a store another process changed), streaming, so
+the record values are never all in memory; :func:`apply_delta` writes an update's delta.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import hashlib
 import posixpath
+import sys
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+import msgpack
 
 from repocontext.errors import InvalidKeyError
 from repocontext.index.model import FileOutline, Link, Symbol
@@ -55,18 +63,28 @@ __all__ = [
     "ProjectionDiff",
     "ProjectionState",
     "apply_delta",
-    "apply_projections",
     "in_record",
     "name_record",
     "out_record",
+    "rebuild_projections",
+    "record_digest",
 ]
 
 MAX_USERS: Final = 200
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
 _PACKAGED: Final = (".java", ".cs")  # files whose declared package import resolution reads
+_FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each file's refs
 
 Delta = dict[str, dict[str, Any]]
 """Tree -> key -> new value, ``None`` for a record to delete."""
+
+Emit = Callable[[str, str, Any, "bytes | None"], None]
+"""Receives each changed record: tree, key, new value (``None``: delete) and its digest."""
+
+
+def record_digest(value: Any) -> bytes:
+    """Return the 8-byte digest of a record value (stored values compare equal to computed)."""
+    return hashlib.blake2b(msgpack.packb(value), digest_size=8).digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,32 +99,36 @@ class ProjectionDiff:
 class _Facts:
     """What the projections need of one parsed file (its outline without the symbol tree)."""
 
-    outline: FileOutline  # symbols dropped: the fields below hold what is needed of them
+    outline: FileOutline  # symbols and references dropped: the fields below hold them
     defines: frozenset[str]  # bare names it defines, for reference links (no impl blocks)
     names: frozenset[str]  # every bare name it defines, for name records
-    refs: frozenset[str]
+    refs: tuple[str, ...]  # the outline's references (sorted; a tuple is a fraction of a set)
     defs: Mapping[str, tuple[Symbol, ...]]  # fully qualified name -> its definitions
 
 
 def _facts(outline: FileOutline) -> _Facts:
+    # Names are interned: the same few thousand names recur in every file, and the state
+    # keeps every file's facts for as long as the repository is served.
+    intern = sys.intern
     defs: dict[str, list[Symbol]] = defaultdict(list)
     defines: set[str] = set()
     names: set[str] = set()
     for symbol in iter_symbols(outline.symbols):
-        names.add(symbol.name)
+        name = intern(symbol.name)
+        names.add(name)
         if symbol.kind != "impl":
-            defines.add(symbol.name)
+            defines.add(name)
         defs[symbol.fq_name].append(symbol)
     return _Facts(
-        outline=dataclasses.replace(outline, symbols=()),
+        outline=dataclasses.replace(outline, symbols=(), references=()),
         defines=frozenset(defines),
         names=frozenset(names),
-        refs=frozenset(outline.references),
+        refs=tuple(sorted(map(intern, outline.references))),
         defs={fq: tuple(found) for fq, found in defs.items()},
     )
 
 
-_NO_FACTS: Final = _Facts(FileOutline(language=""), frozenset(), frozenset(), frozenset(), {})
+_NO_FACTS: Final = _Facts(FileOutline(language=""), frozenset(), frozenset(), (), {})
 
 
 @dataclass
@@ -115,7 +137,7 @@ class _Affected:
     definers: set[str] = field(default_factory=set)  # names whose reference links may change
     targets: set[str] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
-    refs: list[tuple[str, frozenset[str], frozenset[str]]] = field(default_factory=list)
+    refs: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
     fqs: set[str] = field(default_factory=set)
     dirs: set[str] = field(default_factory=set)
 
@@ -128,7 +150,10 @@ class ProjectionState:
         self.repo_id = repo_id
         self.epoch: str | None = None
         self.go_module: str | None = None
-        self.records: dict[str, dict[str, Any]] = {tree: {} for tree in TREES}
+        self.records: dict[str, dict[str, bytes]] = {tree: {} for tree in TREES}
+        """Tree -> key -> :func:`record_digest` of the record's value."""
+        self._pending = _Affected()
+        self._reindex = False
         self._languages: dict[str, str | None] = {}
         self._facts: dict[str, _Facts] = {}
         self._files = RepoFiles.build(())
@@ -140,16 +165,23 @@ class ProjectionState:
         # Files referencing each name some file defines (kept for defined names only: most
         # referenced names are defined nowhere in the repository).
         self._referrers: dict[str, set[str]] = {}
-        self._fq_paths: dict[str, set[str]] = defaultdict(set)
+        # Sorted tuples, not sets: nearly every qualified name has one defining file.
+        self._fq_paths: dict[str, tuple[str, ...]] = {}
         self._dir_languages: dict[str, Counter[str]] = defaultdict(Counter)
 
     @classmethod
     def build(
         cls, repo_id: str, nodes: Iterable[Mapping[str, Any]], go_module: str | None
     ) -> ProjectionState:
-        """Compute every projection of a repository from its file nodes."""
+        """Compute every projection of a repository from its file nodes.
+
+        The state keeps the records' digests only: this is for a store whose projections are
+        already written (use :func:`rebuild_projections` to write them).
+        """
         state = cls(repo_id)
-        state.update(((str(node.get("path")), node) for node in nodes), go_module)
+        for node in nodes:
+            state.stage(str(node.get("path")), node)
+        state.commit(go_module, emit=_discard)
         return state
 
     @property
@@ -172,14 +204,38 @@ class ProjectionState:
 
         Returns:
             Every record whose value changed (``None`` values are deletions); ``records``
-            already holds the new values.
+            already holds the digests of the new values.
         """
-        affected = _Affected()
-        reindex = go_module != self.go_module
-        self.go_module = go_module
         pairs = changes.items() if isinstance(changes, Mapping) else changes
         for path, node in pairs:
-            reindex |= self._replace_file(path, node, affected)
+            self.stage(path, node)
+        return self.commit(go_module)
+
+    def stage(
+        self, path: str, node: Mapping[str, Any] | None, outline: FileOutline | None = None
+    ) -> None:
+        """Swap one file's facts (``node`` ``None``: the file is gone); :meth:`commit` follows.
+
+        Only what the node says about the file is kept, so a caller can stage each node as
+        it is produced and drop it. ``outline``: the node's outline when the caller still
+        has it (the indexer does), which saves rebuilding it from the node.
+        """
+        self._reindex |= self._replace_file(sys.intern(path), node, outline, self._pending)
+
+    def commit(self, go_module: str | None, emit: Emit | None = None) -> Delta:
+        """Recompute the records the staged changes can affect.
+
+        Args:
+            go_module: The ``module`` of the root ``go.mod`` now.
+            emit: Receives each changed record instead of the returned delta (a full build
+                streams hundreds of thousands of records to the store this way).
+
+        Returns:
+            Every record whose value changed (empty when ``emit`` is given).
+        """
+        affected, self._pending = self._pending, _Affected()
+        reindex, self._reindex = self._reindex or go_module != self.go_module, False
+        self.go_module = go_module
         self._track_referrers(affected)
         if reindex:
             self._files = RepoFiles.build(
@@ -200,21 +256,35 @@ class ProjectionState:
                 affected.relink.update(self._referrers.get(name, ()))
         for path in affected.relink:
             self._relink(path, affected)
-        return self._records(affected)
+        delta: Delta = {tree: {} for tree in TREES}
+        if emit is None:
+
+            def emit(tree: str, key: str, value: Any, digest: bytes | None) -> None:
+                delta[tree][key] = value
+
+        self._records(affected, emit)
+        return delta
 
     # -- changes -----------------------------------------------------------------------
 
-    def _replace_file(self, path: str, node: Mapping[str, Any] | None, affected: _Affected) -> bool:
+    def _replace_file(
+        self,
+        path: str,
+        node: Mapping[str, Any] | None,
+        parsed: FileOutline | None,
+        affected: _Affected,
+    ) -> bool:
         """Swap one file's facts; return True when import resolution must be redone."""
         was_known = path in self._languages
         old_language = self._languages.get(path)
         old = self._facts.pop(path, _NO_FACTS)
-        outline = outline_of(node) if node is not None else None
+        outline = None if node is None else parsed or outline_of(node)
         new = _facts(outline) if outline is not None else _NO_FACTS
         if node is None:
             self._languages.pop(path, None)
         else:
-            self._languages[path] = node.get("language")
+            language = node.get("language")
+            self._languages[path] = None if language is None else sys.intern(language)
         if outline is not None:
             self._facts[path] = new
         directory = posixpath.dirname(path) or "."
@@ -237,9 +307,9 @@ class ProjectionState:
             affected.refs.append((path, old.refs, new.refs))
         for fq in old.defs.keys() | new.defs.keys():
             if fq not in new.defs:
-                self._fq_paths[fq].discard(path)
+                self._fq_paths[fq] = tuple(p for p in self._fq_paths.get(fq, ()) if p != path)
             elif fq not in old.defs:
-                self._fq_paths[fq].add(path)
+                self._fq_paths[fq] = tuple(sorted((*self._fq_paths.get(fq, ()), path)))
             if old.defs.get(fq) != new.defs.get(fq):
                 affected.fqs.add(fq)
         affected.relink.add(path)
@@ -258,15 +328,17 @@ class ProjectionState:
             elif name not in self._referrers:
                 newly.add(name)
         for path, old, new in affected.refs:
-            for name in old ^ new:
+            now = frozenset(new)
+            for name in now.symmetric_difference(old):
                 users = self._referrers.get(name)
                 if users is not None and name not in newly:
-                    (users.add if name in new else users.discard)(path)
+                    (users.add if name in now else users.discard)(path)
                     affected.names.add(name)
         if newly:  # names defined for the first time: find who already references them
             found: dict[str, set[str]] = {name: set() for name in newly}
+            few = sorted(newly) if len(newly) <= _FEW_NAMES else None
             for path, facts in self._facts.items():
-                for name in facts.refs & newly:
+                for name in _referenced(facts.refs, newly, few):
                     found[name].add(path)
             self._referrers.update(found)
 
@@ -277,7 +349,9 @@ class ProjectionState:
         if facts is not None:
             imports = resolve_imports(path, facts.outline, self._files)
             imported = {link.target for link in imports}
-            refs = reference_links(path, facts.outline, self._definers, imported)
+            refs = reference_links(
+                path, facts.outline, self._definers, imported, references=facts.refs
+            )
             new = imports + refs
         if new:
             self._forward[path] = new
@@ -292,36 +366,48 @@ class ProjectionState:
 
     # -- records -----------------------------------------------------------------------
 
-    def _records(self, affected: _Affected) -> Delta:
-        delta: Delta = {tree: {} for tree in TREES}
-        repo = self.repo_id
-        for path in affected.relink:  # every changed path is in it
-            self._set(
-                delta, XREF, _xref_key(repo, f"out:{path}"), out_record(self._forward.get(path, ()))
-            )
-        for target in affected.targets:
-            self._set(delta, XREF, _xref_key(repo, f"in:{target}"), self._in_record(target))
-        for name in affected.names:
-            users = self._referrers.get(name, ())
-            self._set(delta, XREF, _xref_key(repo, f"name:{name}"), name_record(name, users))
-        for fq in affected.fqs:
-            self._set(delta, SYMBOL, _symbol_key(repo, fq), self._symbol_record(fq))
-        for directory in affected.dirs:
-            self._set(delta, STRUCTURAL, _pkg_key(repo, directory), self._pkg_record(directory))
+    def _records(self, affected: _Affected, emit: Emit) -> None:
+        # Records go out in key order within each tree: a full build then appends to the
+        # store's B-trees instead of touching (and mapping in) every page again.
+        for tree in TREES:
+            pending = sorted(self._pending_records(tree, affected), key=lambda item: item[0])
+            for key, make, ident in pending:
+                self._set(emit, tree, key, make(ident))
+            del pending
         self._prune(affected)
-        return delta
 
-    def _set(self, delta: Delta, tree: str, key: str | None, value: Any) -> None:
-        if key is None:
-            return
+    def _pending_records(
+        self, tree: str, affected: _Affected
+    ) -> Iterator[tuple[str, Callable[[str], Any], str]]:
+        """The (key, record maker, its argument) of each record of ``tree`` to recompute."""
+        repo = self.repo_id
+        found: list[tuple[str | None, Callable[[str], Any], str]]
+        if tree == STRUCTURAL:
+            found = [(_pkg_key(repo, d), self._pkg_record, d) for d in affected.dirs]
+        elif tree == SYMBOL:
+            found = [(_symbol_key(repo, fq), self._symbol_record, fq) for fq in affected.fqs]
+        else:
+            found = [(_xref_key(repo, f"out:{p}"), self._out_record, p) for p in affected.relink]
+            found += [(_xref_key(repo, f"in:{t}"), self._in_record, t) for t in affected.targets]
+            found += [(_xref_key(repo, f"name:{n}"), self._name_record, n) for n in affected.names]
+        return ((key, make, ident) for key, make, ident in found if key is not None)
+
+    def _out_record(self, path: str) -> dict[str, Any] | None:
+        return out_record(self._forward.get(path, ()))
+
+    def _name_record(self, name: str) -> dict[str, Any] | None:
+        return name_record(name, self._referrers.get(name, ()))
+
+    def _set(self, emit: Emit, tree: str, key: str, value: Any) -> None:
         records = self.records[tree]
-        if records.get(key) == value:
+        digest = None if value is None else record_digest(value)
+        if records.get(key) == digest:
             return
-        if value is None:
+        if digest is None:
             del records[key]
         else:
-            records[key] = value
-        delta[tree][key] = value
+            records[key] = digest
+        emit(tree, key, value, digest)
 
     def _in_record(self, target: str) -> dict[str, Any] | None:
         if target not in self._languages:
@@ -337,7 +423,7 @@ class ProjectionState:
     def _symbol_record(self, fq: str) -> dict[str, Any] | None:
         found = [
             (path, symbol)
-            for path in sorted(self._fq_paths.get(fq, ()))
+            for path in self._fq_paths.get(fq, ())
             for symbol in self._facts[path].defs[fq]
         ]
         if not found:
@@ -385,6 +471,18 @@ class ProjectionState:
                 self._dir_languages.pop(directory, None)
 
 
+def _referenced(refs: tuple[str, ...], names: set[str], few: list[str] | None) -> Iterable[str]:
+    """The ``names`` among a file's sorted ``refs``: by binary search when they are ``few``."""
+    if few is None:
+        return names.intersection(refs)
+    found = []
+    for name in few:
+        at = bisect.bisect_left(refs, name)
+        if at < len(refs) and refs[at] == name:
+            found.append(name)
+    return found
+
+
 def out_record(links: Iterable[Link]) -> dict[str, Any] | None:
     """The ``out:{path}`` record of a file's import and reference links (``None``: no links)."""
     imports = [_link_wire(link.target, link) for link in links if link.kind == "import"]
@@ -408,26 +506,51 @@ def name_record(name: str, users: Iterable[str]) -> dict[str, Any] | None:
     return {"name": name, "users": ordered[:MAX_USERS], "count": len(ordered)}
 
 
-def apply_projections(store: Store, repo_id: str, state: ProjectionState) -> ProjectionDiff:
-    """Write the records of ``state`` that differ from the stored ones; delete the rest."""
-    prefixes = {
-        STRUCTURAL: family_prefix(repo_id, "pkg"),
-        SYMBOL: family_prefix(repo_id, "symbol"),
-        XREF: family_prefix(repo_id, "xref"),
-    }
+def rebuild_projections(
+    store: Store, repo_id: str, state: ProjectionState, go_module: str | None
+) -> ProjectionDiff:
+    """Commit a state built from nothing and make the stored projections equal to it.
+
+    Records whose stored value differs are written as the commit produces them; stored
+    records the state does not have are deleted. Only digests of the stored records are held.
+    """
+    have = {tree: _stored_digests(store, tree, prefix) for tree, prefix in _prefixes(repo_id)}
     written = deleted = 0
     with store.batch(commit_every=2000) as batch:
-        for tree, prefix in prefixes.items():
-            want = state.records[tree]
-            have = {r.key: r.value for r in store.iter_records(tree, prefix, page_size=5000)}
-            for key, value in want.items():
-                if have.get(key) != value:
-                    batch.put(tree, key, value)
-                    written += 1
-            for key in have.keys() - want.keys():
+
+        def write(tree: str, key: str, value: Any, digest: bytes | None) -> None:
+            nonlocal written, deleted
+            if have[tree].pop(key, None) == digest:
+                return
+            if value is None:
+                batch.delete(tree, key)
+                deleted += 1
+            else:
+                batch.put(tree, key, value)
+                written += 1
+
+        state.commit(go_module, emit=write)
+        for tree, gone in have.items():
+            for key in gone:
                 batch.delete(tree, key)
                 deleted += 1
     return ProjectionDiff(written, deleted)
+
+
+def _prefixes(repo_id: str) -> tuple[tuple[str, str], ...]:
+    return (
+        (STRUCTURAL, family_prefix(repo_id, "pkg")),
+        (SYMBOL, family_prefix(repo_id, "symbol")),
+        (XREF, family_prefix(repo_id, "xref")),
+    )
+
+
+def _stored_digests(store: Store, tree: str, prefix: str) -> dict[str, bytes]:
+    return {r.key: record_digest(r.value) for r in store.iter_records(tree, prefix, page_size=5000)}
+
+
+def _discard(tree: str, key: str, value: Any, digest: bytes | None) -> None:
+    return None
 
 
 def apply_delta(store: Store, delta: Delta) -> ProjectionDiff:

@@ -229,6 +229,8 @@ def reference_links(
     outline: FileOutline,
     symbol_index: Mapping[str, Collection[str]],
     imported: Collection[str] = (),
+    *,
+    references: Iterable[str] | None = None,
 ) -> list[Link]:
     """Link a file to the files defining the names it references.
 
@@ -243,6 +245,7 @@ def reference_links(
         outline: Its outline (its ``references`` are used).
         symbol_index: Name -> defining files, from :func:`build_symbol_index`.
         imported: The files this file imports (targets of its ``import`` links).
+        references: The names to resolve, when not the outline's own ``references``.
 
     Returns:
         One ``reference`` link per target, sorted by target, names sorted.
@@ -251,7 +254,8 @@ def reference_links(
     family = _FAMILIES.get(outline.language, outline.language)
     by_target: dict[str, list[str]] = defaultdict(list)
     # Set intersection (in C) first: most referenced names are defined nowhere in the repository.
-    for name in symbol_index.keys() & outline.references:
+    used = outline.references if references is None else references
+    for name in symbol_index.keys() & used:
         definers = symbol_index[name]
         if len(definers) > MAX_DEFINING_FILES or len(name) < 3:
             continue

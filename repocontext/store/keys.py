@@ -19,6 +19,7 @@ and ``/`` so that they never split. Paths keep ``/`` so that a directory is one 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -99,6 +100,7 @@ def repo_key(repo_id: str) -> str:
     return _finish(f"repo/{encode_component(repo_id)}")
 
 
+@functools.lru_cache(maxsize=1024)
 def repo_prefix(repo_id: str) -> str:
     """Range prefix of everything stored under one repository (the record itself excluded)."""
     return f"repo/{encode_component(repo_id)}/"
@@ -251,6 +253,8 @@ def _finish(key: str) -> str:
 def _check_text(value: str, what: str) -> None:
     if not isinstance(value, str) or not value:
         raise InvalidKeyError(f"the {what} must be a non-empty string")
+    if value.isascii() and value.isprintable():
+        return  # the common case: no control character, valid UTF-8
     if _CONTROL.search(value):
         raise InvalidKeyError(f"the {what} {value[:40]!r} holds a control character")
     try:

@@ -22,10 +22,11 @@ from repocontext.index.nodes import file_node, iter_symbols, outline_of
 from repocontext.index.projection import (
     ProjectionState,
     apply_delta,
-    apply_projections,
     in_record,
     name_record,
     out_record,
+    rebuild_projections,
+    record_digest,
 )
 from repocontext.index.resolve import RepoFiles, covering_tests, dependents, link_repository
 from repocontext.index.walk import WalkEntry
@@ -174,13 +175,17 @@ def test_incremental_updates_equal_a_full_recompute(tmp_path: Path, seed: int) -
         repo.write(path)
     go_module = "example.com/m0"
     state = ProjectionState.build(REPO, repo.nodes.values(), go_module)
-    assert state.records == oracle(repo.nodes, go_module)
+    assert state.records == digests(oracle(repo.nodes, go_module))
     for step in range(15):
         if rng.random() < 0.15:
             go_module = f"example.com/m{rng.randrange(2)}"
         changes = repo.step()
-        state.update(changes, go_module)
-        assert state.records == oracle(repo.nodes, go_module), f"seed {seed} step {step}"
+        delta = state.update(changes, go_module)
+        want = oracle(repo.nodes, go_module)
+        assert state.records == digests(want), f"seed {seed} step {step}"
+        for tree, changed in delta.items():
+            for key, value in changed.items():
+                assert want[tree].get(key) == value, f"seed {seed} step {step} {key}"
 
 
 def test_a_delta_applied_to_the_store_matches_a_full_write(tmp_path: Path) -> None:
@@ -193,8 +198,8 @@ def check_store_delta(tmp_path: Path, store: Store) -> None:
     repo = Repo(tmp_path, rng)
     for path in rng.sample(candidate_paths(), 25):
         repo.write(path)
-    state = ProjectionState.build(REPO, repo.nodes.values(), None)
-    first = apply_projections(store, REPO, state)
+    state = staged(repo.nodes.values())
+    first = rebuild_projections(store, REPO, state, None)
     assert first.written > 0 and first.deleted == 0
     for _ in range(10):
         apply_delta(store, state.update(repo.step(), None))
@@ -203,5 +208,26 @@ def check_store_delta(tmp_path: Path, store: Store) -> None:
         for tree, family in ((STRUCTURAL, "pkg"), (SYMBOL, "symbol"), (XREF, "xref"))
     }
     assert stored == oracle(repo.nodes, None)
-    again = apply_projections(store, REPO, ProjectionState.build(REPO, repo.nodes.values(), None))
+    again = rebuild_projections(store, REPO, staged(repo.nodes.values()), None)
     assert (again.written, again.deleted) == (0, 0)
+    # A rebuild over a store with stale and foreign records rewrites and deletes them.
+    some_key = next(iter(stored[XREF]))
+    with store.batch() as batch:
+        batch.put(XREF, some_key, {"stale": True})
+        batch.put(XREF, xref_key(REPO, "name:NoSuchName"), {"name": "NoSuchName"})
+    fixed = rebuild_projections(store, REPO, staged(repo.nodes.values()), None)
+    assert (fixed.written, fixed.deleted) == (1, 1)
+    assert store.get(XREF, some_key).value == stored[XREF][some_key]
+
+
+def staged(nodes):
+    state = ProjectionState(REPO)
+    for node in nodes:
+        state.stage(node["path"], node)
+    return state
+
+
+def digests(records):
+    return {
+        tree: {k: record_digest(v) for k, v in values.items()} for tree, values in records.items()
+    }

@@ -10,7 +10,7 @@ import pytest
 
 from repocontext.errors import PathOutsideWorkspaceError
 from repocontext.index.job import load_file_nodes
-from repocontext.index.projection import ProjectionState
+from repocontext.index.projection import ProjectionState, record_digest
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import family_prefix, repo_key, symbol_key
@@ -19,8 +19,12 @@ from repocontext.workspace import Workspace
 
 
 def projections(workspace):
+    """The stored projection records, as digests (what a state keeps of them)."""
     return {
-        tree: {r.key: r.value for r in workspace.store.iter_records(tree, family_prefix("demo", f))}
+        tree: {
+            r.key: record_digest(r.value)
+            for r in workspace.store.iter_records(tree, family_prefix("demo", f))
+        }
         for tree, f in ((STRUCTURAL, "pkg"), (SYMBOL, "symbol"), (XREF, "xref"))
     }
 
