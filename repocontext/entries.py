@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from repocontext.errors import InvalidInputError
+from repocontext.memory.service import memory_view
 from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value
 from repocontext.store.keys import ParsedKey, family_prefix, parse_key, xref_key
 
@@ -59,6 +60,8 @@ def recall(store: Store, key: str) -> dict[str, Value]:
             f"keys of family {parsed.family!r} cannot be recalled",
             hint="Recall repo, file, pkg, symbol or mem keys.",
         )
+    if parsed.family == "mem":
+        return memory_view(store, key, store.get(tree, key))
     entry = _entry(parsed, key, store.get(tree, key))
     return _with_users(store, entry, parsed) if parsed.family == "symbol" else entry
 
@@ -81,7 +84,10 @@ def scan(
     """
     tree, prefix = _scope(repo_id, scope, topic, path_prefix)
     page = store.scan(tree, prefix, limit=min(max(page_size, 1), 500), token=token)
-    entries = [_entry(parse_key(r.key), r.key, r) for r in page.records]
+    entries = [
+        memory_view(store, r.key, r) if tree == MEMORY else _entry(parse_key(r.key), r.key, r)
+        for r in page.records
+    ]
     return EntryPage(entries, page.next_token)
 
 

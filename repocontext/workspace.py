@@ -32,6 +32,7 @@ from repocontext.index.job import ProgressFn
 from repocontext.index.reconcile import Reconciler
 from repocontext.index.service import IndexService, IndexStatus
 from repocontext.index.walk import WalkOptions, refuse_dangerous
+from repocontext.memory import MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow
 from repocontext.search.semantic import SemanticService
@@ -153,6 +154,7 @@ class Workspace:
         )
         """Index jobs and views (outline, related, changed) over this workspace's store."""
         self.search = SearchService(store, settings.data_dir / "search", self.semantic)
+        self.memory = MemoryService(store)
         """Keyword retrieval with reasons; its indexes are projections of the store."""
         self.call_stats = StatsWindow(clock)
         """Token figures of the context bundles served by this process."""

@@ -27,8 +27,12 @@ class EntryResult(WireModel):
     id: str | None = None
     fields: dict[str, JsonValue] = Field(default_factory=dict)
     tags: list[str] | None = None
+    links: dict[str, list[str]] | None = None
     version: int | None = None
     expires_at: float | None = None
+    remaining_seconds: float | None = None
+    stale: bool | None = None
+    stale_links: list[dict[str, str]] | None = None
 
 
 class ScanResult(WireModel):
@@ -52,7 +56,10 @@ def entry_tools(workspace: Workspace) -> list[ToolSpec]:
         `repo/{repoId}/symbol/{fqName}` (with `/` in opaque parts written `%2F`),
         `repo/{repoId}/mem/{topic}/{id}`. The view is `{key, exists, kind, repoId, path?,
         fullyQualifiedName?, topic?, id?, fields{}, tags?, version, expiresAt?}`;
-        `exists` is false for absent, deleted or expired keys. File entries count their
+        `exists` is false for absent, deleted or expired keys. A memory entry also has
+        `links{relation: [keys]}`, `remainingSeconds` (with a TTL) and `stale` with
+        `staleLinks[{relation, key, reason}]` (`changed`: the file or symbol differs from
+        when it was linked; `missing`: it is gone). File entries count their
         symbols instead of listing them: use repocontext_outline for those.
         """
         return EntryResult.model_validate(recall(store, key))

@@ -12,6 +12,7 @@ from repocontext.mcp._gate import ToolSpec
 from repocontext.mcp.entries import entry_tools
 from repocontext.mcp.health import health_tool
 from repocontext.mcp.index import index_tools
+from repocontext.mcp.memory import memory_tools
 from repocontext.mcp.repos import list_repos_tool
 from repocontext.mcp.retrieval import retrieval_tools
 from repocontext.settings import Settings
@@ -27,6 +28,7 @@ TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     index_tools,
     retrieval_tools,
     entry_tools,
+    memory_tools,
 )
 """Every tool factory, in the order tools are listed to clients."""
 

@@ -1,7 +1,5 @@
-"""Agent memory: notes under topics, TTL policy, typed links and their staleness, neighbors.
+"""Agent memory: entries under topics with TTL and typed links (``MemoryService``)."""
 
-This package arrives with its own issue; it is part of the layout from the start so that the
-import layering (store <- index, memory, claims <- search <- pack <- workspace) is fixed.
-"""
+from repocontext.memory.service import KINDS, MemoryNotFoundError, MemoryService, WrongFamilyError
 
-__all__: list[str] = []
+__all__ = ["KINDS", "MemoryNotFoundError", "MemoryService", "WrongFamilyError"]

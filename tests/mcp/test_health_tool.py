@@ -114,6 +114,8 @@ async def test_read_tools_are_listed_read_only_with_an_output_schema(
         "repocontext_stats",
         "repocontext_recall",
         "repocontext_scan",
+        "repocontext_list_topics",
+        "repocontext_neighbors",
     }
     for tool in tools.values():
         assert tool.annotations is not None and tool.annotations.read_only_hint is True

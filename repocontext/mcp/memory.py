@@ -1,0 +1,198 @@
+"""Memory tools: remember, update, forget, list topics, walk links."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+from mcp.types import ToolAnnotations
+from pydantic import Field, JsonValue
+
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp.entries import EntryResult
+from repocontext.workspace import Workspace
+
+__all__ = ["memory_tools"]
+
+MEMORY_WRITE: Final = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+
+Links = Annotated[
+    dict[str, list[str]] | None,
+    Field(description='{relation: [keys]}, e.g. {"anchoredTo": ["repo/r/file/src/app.py"]}.'),
+]
+Tags = Annotated[list[str] | None, Field(description="Tags (at most 32 per call).")]
+Ttl = Annotated[
+    float | None, Field(description="Seconds until the entry expires (positive); omit: durable.")
+]
+
+
+class ForgetResult(WireModel):
+    """Result of ``repocontext_forget``."""
+
+    key: str
+    forgotten: bool
+    lapses_at: float | None = None
+
+
+class TopicCount(WireModel):
+    """One topic and its number of live entries."""
+
+    topic: str
+    count: int
+
+
+class TopicsResult(WireModel):
+    """Result of ``repocontext_list_topics``."""
+
+    topics: list[TopicCount]
+
+
+class NeighborNode(WireModel):
+    """One key reached by ``repocontext_neighbors``."""
+
+    key: str
+    exists: bool
+    depth: int
+    via: str
+    from_: str = Field(alias="from")
+    stale: bool = False
+
+
+class NeighborsResult(WireModel):
+    """Result of ``repocontext_neighbors``."""
+
+    key: str
+    nodes: list[NeighborNode]
+    truncated: bool
+
+
+def memory_tools(workspace: Workspace) -> list[ToolSpec]:
+    """Return the memory tools bound to ``workspace``."""
+    memory = workspace.memory
+
+    @map_errors
+    def repocontext_remember(
+        repoId: Annotated[str, Field(description="Repository id.")],
+        topic: Annotated[str, Field(description="decisions, gotchas, conventions, todo, ...")],
+        id: Annotated[str | None, Field(description="Entry id; omit for a new one.")] = None,
+        kind: Annotated[str | None, Field(description="note (default), decision, memory")] = None,
+        title: str | None = None,
+        body: Annotated[str | None, Field(description="At most 64,000 characters.")] = None,
+        author: str | None = None,
+        provenance: Annotated[str | None, Field(description="Where it comes from.")] = None,
+        tags: Tags = None,
+        addLinks: Links = None,
+        ttlSeconds: Ttl = None,
+    ) -> EntryResult:
+        """Store a memory entry under `repo/{repoId}/mem/{topic}/{id}`; returns its view.
+
+        Without `id` a new entry is made (ids sort by creation). With the id of an existing
+        entry, the given fields, tags and links are merged into it. Links to files or
+        symbols remember the target's current version, so recall can tell when it drifted.
+        A new entry without `ttlSeconds` gets the repository's default TTL, if one is set.
+        Errors: `repo.not_found`, `input.invalid` (topic, kind, sizes, links, TTL).
+        """
+        return EntryResult.model_validate(
+            memory.remember(
+                repoId,
+                topic,
+                entry_id=id,
+                kind=kind,
+                title=title,
+                body=body,
+                author=author,
+                provenance=provenance,
+                tags=tags,
+                add_links=addLinks,
+                ttl_seconds=ttlSeconds,
+            )
+        )
+
+    @map_errors
+    def repocontext_update(
+        key: Annotated[str, Field(description="repo/{repoId}/mem/{topic}/{id}")],
+        fields: Annotated[
+            dict[str, JsonValue] | None,
+            Field(description="kind, title, body, author, provenance; null clears one."),
+        ] = None,
+        addTags: Tags = None,
+        removeTags: Tags = None,
+        addLinks: Links = None,
+        removeLinks: Links = None,
+        ttlSeconds: Annotated[
+            float | None, Field(description="Applies only if it ends later than the current.")
+        ] = None,
+    ) -> EntryResult:
+        """Merge changes into an existing entry; returns its view.
+
+        Concurrent updates merge: no field, tag or link is lost. The remaining TTL is kept
+        unless `ttlSeconds` ends later. Errors: `memory.not_found`, `memory.wrong_family`,
+        `input.invalid`.
+        """
+        return EntryResult.model_validate(
+            memory.update(
+                key,
+                fields=fields,  # type: ignore[arg-type]  # JSON values are store values
+                add_tags=addTags,
+                remove_tags=removeTags,
+                add_links=addLinks,
+                remove_links=removeLinks,
+                ttl_seconds=ttlSeconds,
+            )
+        )
+
+    @map_errors
+    def repocontext_forget(
+        key: Annotated[str, Field(description="repo/{repoId}/mem/{topic}/{id}")],
+        lapse: Annotated[bool, Field(description="Expire soon instead of deleting now.")] = False,
+        lapseSeconds: Annotated[float | None, Field(description="Default 60.")] = None,
+    ) -> ForgetResult:
+        """Delete a memory entry, or with `lapse` let it expire in `lapseSeconds`.
+
+        A lapse never shortens a later expiry. `forgotten` is false when no live entry has
+        the key (forgetting twice is harmless). Errors: `memory.wrong_family`.
+        """
+        return ForgetResult.model_validate(
+            memory.forget(key, lapse=lapse, lapse_seconds=lapseSeconds)
+        )
+
+    @map_errors
+    def repocontext_list_topics(
+        repoId: Annotated[str, Field(description="Repository id.")],
+    ) -> TopicsResult:
+        """List the memory topics of a repository with their number of live entries."""
+        topics = [TopicCount.model_validate(t) for t in memory.list_topics(repoId)]
+        return TopicsResult(topics=topics)
+
+    @map_errors
+    def repocontext_neighbors(
+        key: Annotated[str, Field(description="A memory key to start from.")],
+        relation: Annotated[str | None, Field(description="Follow only this relation.")] = None,
+        depth: Annotated[int, Field(description="1..3 (1).")] = 1,
+        maxNodes: Annotated[int, Field(description="1..100 (50).")] = 50,
+    ) -> NeighborsResult:
+        """Walk the links of a memory entry breadth first.
+
+        Each node says how it was reached (`via` relation, `from` key), its `depth`, whether
+        it `exists`, and `stale` when its file or symbol changed since it was linked.
+        `truncated` is true when `maxNodes` cut the walk. Errors: `memory.not_found`,
+        `memory.wrong_family`.
+        """
+        return NeighborsResult.model_validate(
+            memory.neighbors(key, relation=relation, depth=depth, max_nodes=maxNodes)
+        )
+
+    return [
+        ToolSpec("repocontext_list_topics", repocontext_list_topics, "List topics", READ_ONLY),
+        ToolSpec("repocontext_neighbors", repocontext_neighbors, "Walk links", READ_ONLY),
+        ToolSpec(
+            "repocontext_remember", repocontext_remember, "Remember", MEMORY_WRITE, writes=True
+        ),
+        ToolSpec(
+            "repocontext_update", repocontext_update, "Update memory", MEMORY_WRITE, writes=True
+        ),
+        ToolSpec(
+            "repocontext_forget", repocontext_forget, "Forget memory", MEMORY_WRITE, writes=True
+        ),
+    ]

@@ -1,0 +1,464 @@
+"""Agent memory: notes, decisions and memories under topics, with TTL and typed links.
+
+An entry is a document record ``repo/{repoId}/mem/{topic}/{id}`` in the memory tree:
+``kind`` (note, decision, memory), ``title``, ``body``, ``author`` and ``provenance`` are
+last-writer-wins fields; ``tags`` and ``links`` are add-wins sets; the expiry is a
+max-register. So concurrent writers never lose a field, tag or link, and an entry's expiry
+only ever moves later.
+
+TTL rules: an explicit TTL must be positive; an entry created without one gets its
+repository's default TTL (none: durable); ``update`` keeps the remaining TTL unless the new
+one ends later; ``forget`` deletes, or with ``lapse`` sets a short TTL that cannot shorten a
+later expiry. Expired entries are gone for every read (the store hides them); the clock is
+the store's, so tests inject one and never sleep.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
+from repocontext.memory.ids import new_id
+from repocontext.memory.links import (
+    LINK_FIELD,
+    LINK_SET,
+    Link,
+    capture,
+    check_links,
+    decode_link,
+    exists,
+    parse_links,
+)
+from repocontext.store import MEMORY, STRUCTURAL, Record, Store, Value
+from repocontext.store.document import DocPatch
+from repocontext.store.keys import family_prefix, mem_key, parse_key, repo_key
+
+__all__ = [
+    "KINDS",
+    "MemoryNotFoundError",
+    "MemoryService",
+    "WrongFamilyError",
+    "memory_view",
+]
+
+KINDS: Final = ("note", "decision", "memory")
+TEXT_FIELDS: Final = ("title", "body", "author", "provenance")
+MAX_CHARS: Final = {"title": 300, "body": 64_000, "author": 200, "provenance": 2_000}
+MAX_TAGS_PER_CALL: Final = 32
+MAX_TAG_CHARS: Final = 64
+DEFAULT_LAPSE_SECONDS: Final = 60.0
+MAX_DEPTH: Final = 3
+MAX_NODES: Final = 100
+_TOPIC: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_TAG_SET: Final = "tags"
+_DEFAULT_TTL: Final = "memoryDefaultTtlSeconds"
+
+
+class MemoryNotFoundError(NotFoundError):
+    """No live memory entry has the key."""
+
+    code = "memory.not_found"
+    default_hint = "Check the key with repocontext_recall or repocontext_scan (scope memory)."
+
+
+class WrongFamilyError(InvalidInputError):
+    """A memory operation was given the key of another kind of record."""
+
+    code = "memory.wrong_family"
+    default_hint = "Pass a memory key: repo/{repoId}/mem/{topic}/{id}."
+
+
+class MemoryService:
+    """Remember, update, forget and read memory entries of registered repositories."""
+
+    def __init__(self, store: Store) -> None:
+        """Serve the memory tree of ``store`` (its clock decides what has expired)."""
+        self.store = store
+
+    # -- writes ------------------------------------------------------------------------
+
+    def remember(
+        self,
+        repo_id: str,
+        topic: str,
+        *,
+        entry_id: str | None = None,
+        kind: str | None = None,
+        title: str | None = None,
+        body: str | None = None,
+        author: str | None = None,
+        provenance: str | None = None,
+        tags: Iterable[str] | None = None,
+        add_links: Mapping[str, Iterable[str]] | None = None,
+        ttl_seconds: float | None = None,
+    ) -> dict[str, Value]:
+        """Create an entry, or merge into the entry with ``entry_id``; return its view.
+
+        Raises:
+            NotFoundError: The repository is not registered.
+            InvalidInputError: A topic, id, kind, field, tag, link or TTL is invalid.
+        """
+        self._repo(repo_id)
+        _check_topic(topic)
+        if entry_id is not None and not _ID.match(str(entry_id)):
+            raise InvalidInputError(
+                f"entry id {str(entry_id)[:80]!r} is invalid",
+                hint="Ids are 1-128 letters, digits, '_', '.' or '-'; omit id to get a new one.",
+            )
+        now = self.store.clock.now()
+        key = mem_key(repo_id, topic, entry_id or new_id(now))
+        fields = _text_fields(
+            {"title": title, "body": body, "author": author, "provenance": provenance},
+            clear=False,
+        )
+        if kind is not None:
+            fields["kind"] = _kind(kind)
+        existing = self.store.get(MEMORY, key)
+        if existing is None:
+            fields.setdefault("kind", "note")
+            fields["createdAt"] = now
+            if ttl_seconds is None:
+                ttl_seconds = self.default_ttl(repo_id)
+        patch = self._patch(
+            repo_id, fields, tags=tags, add_links=add_links, ttl_seconds=ttl_seconds
+        )
+        return self._view(self.store.merge_fields(MEMORY, key, patch))
+
+    def update(
+        self,
+        key: str,
+        *,
+        fields: Mapping[str, Value] | None = None,
+        add_tags: Iterable[str] | None = None,
+        remove_tags: Iterable[str] | None = None,
+        add_links: Mapping[str, Iterable[str]] | None = None,
+        remove_links: Mapping[str, Iterable[str]] | None = None,
+        ttl_seconds: float | None = None,
+    ) -> dict[str, Value]:
+        """Merge fields, tags and links into a live entry; return its view.
+
+        A ``None`` field value clears the field (``kind`` cannot be cleared). The TTL, when
+        given, only takes effect if it ends later than the entry's current expiry.
+
+        Raises:
+            MemoryNotFoundError: No live entry has the key.
+            WrongFamilyError: The key is not a memory key.
+            InvalidInputError: A field, tag, link or TTL is invalid.
+        """
+        repo_id = _memory_key(key)
+        if self.store.get(MEMORY, key) is None:
+            raise MemoryNotFoundError(f"no memory entry {key!r}")
+        changes = dict(fields or {})
+        unknown = sorted(set(changes) - {"kind", *TEXT_FIELDS})
+        if unknown:
+            raise InvalidInputError(
+                f"unknown field(s) {', '.join(map(repr, unknown))}",
+                hint=f"Fields are kind, {', '.join(TEXT_FIELDS)}.",
+            )
+        kind = changes.pop("kind", None)
+        values = _text_fields(changes, clear=True)
+        if kind is not None:
+            values["kind"] = _kind(kind)
+        removed = parse_links(remove_links, repo_id)
+        patch = self._patch(
+            repo_id,
+            values,
+            tags=add_tags,
+            add_links=add_links,
+            ttl_seconds=ttl_seconds,
+            remove_tags=remove_tags,
+            remove_links=removed,
+        )
+        return self._view(self.store.merge_fields(MEMORY, key, patch))
+
+    def forget(
+        self, key: str, *, lapse: bool = False, lapse_seconds: float | None = None
+    ) -> dict[str, Value]:
+        """Delete an entry, or with ``lapse`` let it expire soon; ``forgotten`` false if absent.
+
+        A lapse never shortens a later expiry: the entry expires at the later of the two.
+
+        Raises:
+            WrongFamilyError: The key is not a memory key.
+            InvalidInputError: ``lapse_seconds`` is not positive.
+        """
+        _memory_key(key)
+        if self.store.get(MEMORY, key) is None:
+            return {"key": key, "forgotten": False}
+        if not lapse:
+            self.store.delete(MEMORY, key)
+            return {"key": key, "forgotten": True}
+        seconds = _ttl(DEFAULT_LAPSE_SECONDS if lapse_seconds is None else lapse_seconds)
+        at_ms = int((self.store.clock.now() + seconds) * 1000)
+        record = self.store.merge_fields(MEMORY, key, DocPatch(expires_at_ms=at_ms))
+        return {"key": key, "forgotten": True, "lapsesAt": record.expires_at}
+
+    def set_default_ttl(self, repo_id: str, seconds: float | None) -> None:
+        """Set (or with ``None`` clear) the TTL given to new entries of a repository.
+
+        Raises:
+            NotFoundError: The repository is not registered.
+            InvalidInputError: ``seconds`` is not positive.
+        """
+        repo = self._repo(repo_id)
+        repo[_DEFAULT_TTL] = None if seconds is None else _ttl(seconds)
+        self.store.put(STRUCTURAL, repo_key(repo_id), repo)
+
+    # -- reads -------------------------------------------------------------------------
+
+    def default_ttl(self, repo_id: str) -> float | None:
+        """Return the TTL new entries of a repository get (``None``: durable).
+
+        Raises:
+            NotFoundError: The repository is not registered.
+        """
+        value = self._repo(repo_id).get(_DEFAULT_TTL)
+        return float(value) if isinstance(value, int | float) else None
+
+    def recall(self, key: str) -> dict[str, Value]:
+        """Return the view of a memory entry (``exists`` false when absent or expired).
+
+        Raises:
+            WrongFamilyError: The key is not a memory key.
+        """
+        _memory_key(key)
+        return memory_view(self.store, key, self.store.get(MEMORY, key))
+
+    def list_topics(self, repo_id: str) -> list[dict[str, Value]]:
+        """Return ``[{topic, count}]`` of the live entries of a repository, by topic.
+
+        Raises:
+            NotFoundError: The repository is not registered.
+        """
+        self._repo(repo_id)
+        counts: Counter[str] = Counter()
+        for record in self.store.iter_records(MEMORY, family_prefix(repo_id, "mem")):
+            topic = parse_key(record.key).topic
+            if topic is not None:
+                counts[topic] += 1
+        return [{"topic": topic, "count": counts[topic]} for topic in sorted(counts)]
+
+    def neighbors(
+        self, key: str, *, relation: str | None = None, depth: int = 1, max_nodes: int = 50
+    ) -> dict[str, Value]:
+        """Walk outbound links breadth first from a memory entry.
+
+        Each reached key is reported once, at its smallest depth, with the relation and the
+        entry it was reached from; ``stale`` marks a link whose target drifted or is gone.
+        Only memory entries are walked further. ``truncated`` says the node limit cut the
+        walk short.
+
+        Raises:
+            MemoryNotFoundError: No live entry has the key.
+            WrongFamilyError: The key is not a memory key.
+        """
+        _memory_key(key)
+        depth = min(max(int(depth), 1), MAX_DEPTH)
+        max_nodes = min(max(int(max_nodes), 1), MAX_NODES)
+        start = self.store.get(MEMORY, key)
+        if start is None:
+            raise MemoryNotFoundError(f"no memory entry {key!r}")
+        nodes: list[dict[str, Value]] = []
+        seen = {key}
+        queue: deque[tuple[Record, int]] = deque([(start, 0)])
+        truncated = False
+        while queue and not truncated:
+            record, level = queue.popleft()
+            doc = record.doc
+            if doc is None or level >= depth:
+                continue
+            links = _links(doc.sets.get(LINK_SET, ()))
+            stale = {(s["relation"], s["key"]) for s in check_links(self.store, links, doc.fields)}
+            for link in links:
+                if (relation is not None and link.relation != relation) or link.key in seen:
+                    continue
+                if len(nodes) >= max_nodes:
+                    truncated = True
+                    break
+                seen.add(link.key)
+                live = exists(self.store, link.key)
+                node: dict[str, Value] = {
+                    "key": link.key,
+                    "exists": live,
+                    "depth": level + 1,
+                    "via": link.relation,
+                    "from": record.key,
+                }
+                if (link.relation, link.key) in stale:
+                    node["stale"] = True
+                nodes.append(node)
+                if live and parse_key(link.key).family == "mem":
+                    target = self.store.get(MEMORY, link.key)
+                    if target is not None:
+                        queue.append((target, level + 1))
+        return {"key": key, "nodes": list[Value](nodes), "truncated": truncated}
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _patch(
+        self,
+        repo_id: str,
+        fields: dict[str, Value],
+        *,
+        tags: Iterable[str] | None,
+        add_links: Mapping[str, Iterable[str]] | None,
+        ttl_seconds: float | None,
+        remove_tags: Iterable[str] | None = None,
+        remove_links: list[Link] | None = None,
+    ) -> DocPatch:
+        added = parse_links(add_links, repo_id)
+        for link in added:
+            fields[link.digest_field] = capture(self.store, link.key)
+        for link in remove_links or []:
+            fields[link.digest_field] = None
+        expires = None
+        if ttl_seconds is not None:
+            expires = int((self.store.clock.now() + _ttl(ttl_seconds)) * 1000)
+        add: dict[str, list[str]] = {}
+        remove: dict[str, list[str]] = {}
+        if tags:
+            add[_TAG_SET] = _tags(tags)
+        if added:
+            add[LINK_SET] = [link.element for link in added]
+        if remove_tags:
+            remove[_TAG_SET] = _tags(remove_tags)
+        if remove_links:
+            remove[LINK_SET] = [link.element for link in remove_links]
+        return DocPatch(set_fields=fields, add=add, remove=remove, expires_at_ms=expires)
+
+    def _view(self, record: Record) -> dict[str, Value]:
+        return memory_view(self.store, record.key, record)
+
+    def _repo(self, repo_id: str) -> dict[str, Any]:
+        record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        if record is None or not isinstance(record.value, dict):
+            raise NotFoundError(
+                f"no repository {repo_id!r} is registered",
+                hint="Register it with repocontext_bootstrap or repocontext index.",
+            )
+        return dict(record.value)
+
+
+def memory_view(store: Store, key: str, record: Record | None) -> dict[str, Value]:
+    """The entry view of a memory record, as ``repocontext_recall`` returns it."""
+    parsed = parse_key(key)
+    view: dict[str, Value] = {
+        "key": key,
+        "exists": record is not None and record.doc is not None,
+        "kind": "memory",
+        "repoId": parsed.repo_id,
+        "topic": parsed.topic,
+        "id": parsed.id,
+    }
+    if record is None or record.doc is None:
+        return view
+    doc = record.doc
+    links = _links(doc.sets.get(LINK_SET, ()))
+    grouped: dict[str, list[Value]] = {}
+    for link in links:
+        grouped.setdefault(link.relation, []).append(link.key)
+    view["fields"] = {
+        name: value for name, value in doc.fields.items() if not name.startswith(LINK_FIELD)
+    }
+    view["tags"] = list[Value](sorted(doc.sets.get(_TAG_SET, ())))
+    view["links"] = dict[str, Value](grouped)
+    view["version"] = record.version
+    if record.expires_at is not None:
+        view["expiresAt"] = record.expires_at
+        view["remainingSeconds"] = round(max(record.expires_at - store.clock.now(), 0.0), 3)
+    stale = check_links(store, links, doc.fields)
+    view["stale"] = bool(stale)
+    if stale:
+        view["staleLinks"] = list[Value](stale)
+    return view
+
+
+def _links(elements: Iterable[str]) -> list[Link]:
+    found = (decode_link(element) for element in elements)
+    return sorted((link for link in found if link is not None), key=lambda x: (x.relation, x.key))
+
+
+def _memory_key(key: str) -> str:
+    """Return the repository id of a memory key."""
+    try:
+        parsed = parse_key(key)
+    except RepoContextError as exc:
+        raise WrongFamilyError(f"{key[:80]!r} is not a record key: {exc.message}") from exc
+    if parsed.family != "mem":
+        raise WrongFamilyError(f"{key[:80]!r} is a {parsed.family} key, not a memory key")
+    return parsed.repo_id
+
+
+def _check_topic(topic: str) -> None:
+    if not isinstance(topic, str) or not _TOPIC.match(topic):
+        raise InvalidInputError(
+            f"topic {str(topic)[:80]!r} is invalid",
+            hint="Topics are 1-64 letters, digits, '_', '.' or '-' (decisions, gotchas, todo).",
+        )
+
+
+def _kind(kind: Value) -> str:
+    if kind not in KINDS:
+        raise InvalidInputError(f"kind {kind!r} is invalid", hint=f"Use one of {', '.join(KINDS)}.")
+    return str(kind)
+
+
+def _text_fields(values: Mapping[str, Value], *, clear: bool) -> dict[str, Value]:
+    """Validate text fields; ``None`` clears a field when ``clear``, else leaves it alone."""
+    fields: dict[str, Value] = {}
+    for name, value in values.items():
+        if value is None:
+            if clear:
+                fields[name] = None
+            continue
+        if not isinstance(value, str):
+            raise InvalidInputError(f"field {name!r} must be text")
+        limit = MAX_CHARS[name]
+        if len(value) > limit:
+            raise InvalidInputError(
+                f"field {name!r} has {len(value):,} characters; at most {limit:,}",
+                hint="Store a summary and link the file it comes from (addLinks).",
+            )
+        fields[name] = value
+    return fields
+
+
+def _tags(tags: Iterable[str]) -> list[str]:
+    if isinstance(tags, str):
+        tags = [tags]
+    found = []
+    for tag in tags:
+        if not isinstance(tag, str) or not tag.strip() or len(tag) > MAX_TAG_CHARS:
+            raise InvalidInputError(
+                f"tag {str(tag)[:80]!r} is invalid",
+                hint=f"Tags are non-empty text of at most {MAX_TAG_CHARS} characters.",
+            )
+        if _CONTROL.search(tag):
+            raise InvalidInputError(f"tag {tag[:40]!r} holds a control character")
+        found.append(tag.strip())
+    if len(found) > MAX_TAGS_PER_CALL:
+        raise InvalidInputError(
+            f"{len(found)} tags in one call; at most {MAX_TAGS_PER_CALL}",
+            hint="Add the tags in several updates.",
+        )
+    return sorted(set(found))
+
+
+def _ttl(seconds: float) -> float:
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
+        raise InvalidInputError(
+            f"a TTL must be a positive number of seconds, got {seconds!r}",
+            hint="Omit the TTL for a durable entry.",
+        )
+    return float(seconds)

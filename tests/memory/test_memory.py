@@ -1,0 +1,320 @@
+"""Memory entries through the library: fields, tags, links, TTL rules, staleness, neighbors.
+
+Real store, a real git repository indexed by the real indexer, an injected clock (no sleeps).
+"""
+
+import itertools
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from repocontext.entries import scan
+from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
+from repocontext.memory import MemoryNotFoundError, WrongFamilyError
+from repocontext.settings import Settings
+from repocontext.store import MEMORY
+from repocontext.store.keys import family_prefix, file_key, mem_key, symbol_key
+from repocontext.testing import FakeClock
+from repocontext.workspace import Workspace
+
+UTIL = "def parse(text):\n    return text.split()\n\n\ndef other():\n    return 1\n"
+
+
+def make_repo(root: Path) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "util.py").write_text(UTIL)
+    (root / "pkg" / "app.py").write_text("from pkg.util import parse\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, clock: FakeClock):
+    repo = make_repo(tmp_path / "ws" / "demo")
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
+    with Workspace.open(settings, clock=clock) as workspace:
+        workspace.bootstrap(repo, "demo", background=False)
+        workspace.repo = repo  # type: ignore[attr-defined]
+        yield workspace
+
+
+def memory_records(ws) -> int:
+    return ws.store.count(MEMORY, family_prefix("demo", "mem"))
+
+
+def test_remember_recall_and_merge(ws):
+    view = ws.memory.remember(
+        "demo",
+        "decisions",
+        kind="decision",
+        title="Use LMDB",
+        body="Embedded, durable.",
+        author="agent-1",
+        provenance="design review",
+        tags=["storage", "storage", " db "],
+    )
+    assert view["exists"] is True
+    assert view["kind"] == "memory"
+    assert view["topic"] == "decisions"
+    assert view["key"] == mem_key("demo", "decisions", view["id"])
+    assert view["fields"]["kind"] == "decision"
+    assert view["fields"]["title"] == "Use LMDB"
+    assert view["fields"]["createdAt"] == ws.store.clock.now()
+    assert view["tags"] == ["db", "storage"]
+    assert view["links"] == {}
+    assert "expiresAt" not in view and view["stale"] is False
+    # remember with the same id merges: fields given replace theirs, tags add up.
+    again = ws.memory.remember("demo", "decisions", entry_id=view["id"], body="Fast.", tags=["x"])
+    assert again["fields"]["title"] == "Use LMDB"
+    assert again["fields"]["body"] == "Fast."
+    assert again["fields"]["kind"] == "decision"  # not reset to the default
+    assert again["tags"] == ["db", "storage", "x"]
+    assert ws.memory.recall(view["key"]) == again
+
+
+def test_generated_ids_sort_by_creation(ws, clock):
+    keys = []
+    for i in range(30):
+        keys.append(ws.memory.remember("demo", "todo", title=f"item {i}")["id"])
+        if i % 7 == 0:
+            clock.advance(0.001)
+    assert keys == sorted(keys)
+    assert len(set(keys)) == 30
+    assert all(len(k) == 26 for k in keys)
+
+
+def test_update_merges_and_clears(ws):
+    key = ws.memory.remember("demo", "notes", title="t", body="b", tags=["a", "b"])["key"]
+    view = ws.memory.update(
+        key, fields={"body": None, "author": "me"}, add_tags=["c"], remove_tags=["a"]
+    )
+    assert "body" not in view["fields"]
+    assert view["fields"]["author"] == "me"
+    assert view["fields"]["title"] == "t"
+    assert view["tags"] == ["b", "c"]
+    with pytest.raises(InvalidInputError, match="unknown field"):
+        ws.memory.update(key, fields={"color": "red"})
+    with pytest.raises(InvalidInputError, match="kind"):
+        ws.memory.update(key, fields={"kind": "rumour"})
+
+
+def test_unknown_keys_and_wrong_families_are_clear_errors(ws):
+    missing = mem_key("demo", "notes", "nope")
+    with pytest.raises(MemoryNotFoundError) as raised:
+        ws.memory.update(missing, fields={"title": "x"})
+    assert raised.value.code == "memory.not_found"
+    with pytest.raises(WrongFamilyError) as wrong:
+        ws.memory.update(file_key("demo", "pkg/util.py"), fields={"title": "x"})
+    assert wrong.value.code == "memory.wrong_family"
+    with pytest.raises(WrongFamilyError):
+        ws.memory.neighbors("not a key at all")
+    with pytest.raises(NotFoundError):
+        ws.memory.remember("nosuchrepo", "notes", title="x")
+    assert ws.memory.recall(missing)["exists"] is False
+    assert ws.memory.forget(missing) == {"key": missing, "forgotten": False}
+    assert memory_records(ws) == 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"ttl_seconds": 0}, "positive"),
+        ({"ttl_seconds": -5}, "positive"),
+        ({"ttl_seconds": float("nan")}, "positive"),
+        ({"body": "x" * 64_001}, "at most 64,000"),
+        ({"title": "t" * 301}, "at most 300"),
+        ({"tags": [""]}, "tag"),
+        ({"tags": ["a\x07b"]}, "control"),
+        ({"tags": [f"t{i}" for i in range(33)]}, "at most 32"),
+        ({"kind": "gossip"}, "kind"),
+        ({"add_links": {"bad relation": ["repo/demo/file/pkg/util.py"]}}, "relation"),
+        ({"add_links": {"related": ["repo/other/file/a.py"]}}, "belongs to repository"),
+        ({"add_links": {"related": ["repo/demo/xref/name:x"]}}, "cannot link"),
+        ({"add_links": {"related": ["no/such/grammar"]}}, "not a record key"),
+        ({"entry_id": "has space"}, "entry id"),
+    ],
+)
+def test_bad_input_is_refused_and_stores_nothing(ws, kwargs, match):
+    with pytest.raises(InvalidInputError, match=match):
+        ws.memory.remember("demo", "notes", **{"title": "t", **kwargs})
+    assert memory_records(ws) == 0
+
+
+@pytest.mark.parametrize("topic", ["", "has/slash", "white space", "-lead", "x" * 65])
+def test_invalid_topics_are_refused(ws, topic):
+    with pytest.raises(InvalidInputError, match="topic"):
+        ws.memory.remember("demo", topic, title="t")
+    assert memory_records(ws) == 0
+
+
+def test_ttl_rules(ws, clock):
+    short = ws.memory.remember("demo", "notes", title="short", ttl_seconds=100)
+    assert short["remainingSeconds"] == 100
+    key = short["key"]
+    clock.advance(40)
+    # A shorter TTL never shortens; the remaining TTL is kept by an update without one.
+    assert ws.memory.update(key, ttl_seconds=10)["remainingSeconds"] == 60
+    assert ws.memory.update(key, fields={"body": "b"})["remainingSeconds"] == 60
+    assert ws.memory.update(key, ttl_seconds=500)["remainingSeconds"] == 500
+    ws.memory.set_default_ttl("demo", 30)
+    assert ws.memory.default_ttl("demo") == 30
+    fresh = ws.memory.remember("demo", "notes", title="defaulted")
+    assert fresh["remainingSeconds"] == 30
+    explicit = ws.memory.remember("demo", "notes", title="explicit", ttl_seconds=1000)
+    assert explicit["remainingSeconds"] == 1000
+    # The default applies to new entries only.
+    assert ws.memory.update(key, fields={"title": "x"})["remainingSeconds"] == 500
+    ws.memory.set_default_ttl("demo", None)
+    durable = ws.memory.remember("demo", "other", title="durable")
+    assert "remainingSeconds" not in durable
+    with pytest.raises(InvalidInputError):
+        ws.memory.set_default_ttl("demo", -1)
+    clock.advance(31)
+    # Expired entries vanish from recall, topics and scans.
+    assert ws.memory.recall(fresh["key"])["exists"] is False
+    assert ws.memory.list_topics("demo") == [
+        {"topic": "notes", "count": 2},
+        {"topic": "other", "count": 1},
+    ]
+    listed = {e["key"] for e in scan(ws.store, "demo", "memory").entries}
+    assert listed == {key, explicit["key"], durable["key"]}
+    with pytest.raises(MemoryNotFoundError):
+        ws.memory.update(fresh["key"], fields={"title": "back?"})
+
+
+def test_forget_and_lapse(ws, clock):
+    durable = ws.memory.remember("demo", "notes", title="durable")["key"]
+    long = ws.memory.remember("demo", "notes", title="long", ttl_seconds=3600)["key"]
+    gone = ws.memory.remember("demo", "notes", title="gone")["key"]
+    assert ws.memory.forget(gone) == {"key": gone, "forgotten": True}
+    assert ws.memory.recall(gone)["exists"] is False
+    lapsed = ws.memory.forget(durable, lapse=True)
+    assert lapsed["lapsesAt"] == pytest.approx(clock.now() + 60)
+    # A lapse cannot shorten a later expiry.
+    assert ws.memory.forget(long, lapse=True, lapse_seconds=5)["lapsesAt"] == pytest.approx(
+        clock.now() + 3600
+    )
+    with pytest.raises(InvalidInputError):
+        ws.memory.forget(long, lapse=True, lapse_seconds=0)
+    clock.advance(61)
+    assert ws.memory.recall(durable)["exists"] is False
+    assert ws.memory.recall(long)["exists"] is True
+    # Remembering a forgotten id starts a new entry: nothing of the old one comes back.
+    back = ws.memory.remember("demo", "notes", entry_id=gone.rsplit("/", 1)[1], body="new")
+    assert back["fields"].get("title") is None and back["fields"]["body"] == "new"
+
+
+def test_links_capture_targets_and_report_drift(ws):
+    util = ws.repo / "pkg" / "util.py"
+    file_target = file_key("demo", "pkg/util.py")
+    parse_target = symbol_key("demo", "pkg.util.parse")
+    other_target = symbol_key("demo", "pkg.util.other")
+    note = ws.memory.remember("demo", "notes", title="target", body="linked from another")
+    view = ws.memory.remember(
+        "demo",
+        "gotchas",
+        title="parse splits on whitespace",
+        add_links={
+            "anchoredTo": [file_target, parse_target],
+            "related": [other_target, note["key"]],
+        },
+    )
+    key = view["key"]
+    assert view["links"] == {
+        "anchoredTo": sorted([file_target, parse_target]),
+        "related": sorted([other_target, note["key"]]),
+    }
+    assert view["stale"] is False
+    assert not any(name.startswith("linkDigest") for name in view["fields"])
+    # Lines above `other` shift: the file changed, `other` did not; `parse` is untouched.
+    util.write_text("# header\n" + UTIL)
+    ws.bootstrap(ws.repo, "demo", background=False)
+    stale = ws.memory.recall(key)
+    assert stale["stale"] is True
+    assert stale["staleLinks"] == [
+        {"relation": "anchoredTo", "key": file_target, "reason": "changed"}
+    ]
+    # parse's body changes: now its link is stale too.
+    util.write_text("# header\n" + UTIL.replace("text.split()", "text.split(',')"))
+    ws.bootstrap(ws.repo, "demo", background=False)
+    reasons = {(s["key"], s["reason"]) for s in ws.memory.recall(key)["staleLinks"]}
+    assert reasons == {(file_target, "changed"), (parse_target, "changed")}
+    # Re-adding a link captures the target again.
+    fixed = ws.memory.update(key, add_links={"anchoredTo": [file_target, parse_target]})
+    assert fixed["stale"] is False
+    # A deleted file (and its symbols) and a forgotten memory entry are missing.
+    util.unlink()
+    ws.bootstrap(ws.repo, "demo", background=False)
+    ws.memory.forget(note["key"])
+    missing = {(s["key"], s["reason"]) for s in ws.memory.recall(key)["staleLinks"]}
+    assert missing == {
+        (file_target, "missing"),
+        (parse_target, "missing"),
+        (other_target, "missing"),
+        (note["key"], "missing"),
+    }
+    removed = ws.memory.update(key, remove_links={"related": [other_target, note["key"]]})
+    assert removed["links"] == {"anchoredTo": sorted([file_target, parse_target])}
+
+
+def chain(ws, n: int) -> list[str]:
+    keys = [
+        ws.memory.remember("demo", "graph", entry_id=f"n{i}", title=str(i))["key"] for i in range(n)
+    ]
+    for a, b in itertools.pairwise(keys):
+        ws.memory.update(a, add_links={"partOf": [b]})
+    return keys
+
+
+def test_neighbors_walks_breadth_first_with_limits(ws):
+    keys = chain(ws, 5)
+    ws.memory.update(keys[0], add_links={"related": [keys[2], file_key("demo", "pkg/app.py")]})
+    ws.memory.update(keys[4], add_links={"partOf": [keys[0]]})  # a cycle back to the start
+    one = ws.memory.neighbors(keys[0])
+    assert [(n["key"], n["depth"], n["via"]) for n in one["nodes"]] == [
+        (keys[1], 1, "partOf"),
+        (file_key("demo", "pkg/app.py"), 1, "related"),
+        (keys[2], 1, "related"),
+    ]
+    assert one["truncated"] is False
+    three = ws.memory.neighbors(keys[0], depth=3)
+    assert [(n["key"], n["depth"]) for n in three["nodes"]][-2:] == [(keys[3], 2), (keys[4], 3)]
+    assert len({n["key"] for n in three["nodes"]}) == len(three["nodes"])
+    only = ws.memory.neighbors(keys[0], relation="partOf", depth=3)
+    assert [n["key"] for n in only["nodes"]] == keys[1:4]
+    cut = ws.memory.neighbors(keys[0], depth=3, max_nodes=2)
+    assert len(cut["nodes"]) == 2 and cut["truncated"] is True
+    clamped = ws.memory.neighbors(keys[0], depth=99, max_nodes=0)
+    assert len(clamped["nodes"]) == 1 and clamped["truncated"] is True
+    ws.memory.forget(keys[1])
+    after = ws.memory.neighbors(keys[0], depth=3)
+    assert after["nodes"][0] == {
+        "key": keys[1],
+        "exists": False,
+        "depth": 1,
+        "via": "partOf",
+        "from": keys[0],
+        "stale": True,
+    }
+    with pytest.raises(MemoryNotFoundError):
+        ws.memory.neighbors(keys[1])
+
+
+def test_errors_carry_codes_and_hints(ws):
+    for call in (
+        lambda: ws.memory.remember("demo", "bad topic", title="t"),
+        lambda: ws.memory.update(mem_key("demo", "a", "b"), fields={}),
+        lambda: ws.memory.recall(file_key("demo", "pkg/app.py")),
+    ):
+        with pytest.raises(RepoContextError) as raised:
+            call()
+        wire = raised.value.to_dict()
+        assert wire["code"] in {"input.invalid", "memory.not_found", "memory.wrong_family"}
+        assert wire["hint"]
