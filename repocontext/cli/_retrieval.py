@@ -32,6 +32,9 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def search(
         query: Annotated[str, typer.Argument(help="What to look for.")],
         k: Annotated[int, typer.Option("-k", help="Hits, 1..100.")] = 10,
+        scope: Annotated[
+            str, typer.Option(help="code, memory (entries) or all (unknown: code).")
+        ] = "code",
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
@@ -39,7 +42,10 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Rank a repository's files for a query, with the reasons of every hit."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             result = workspace.search.search(
-                pick_repo(workspace, repo_id), query, min(max(k, 1), 100)
+                pick_repo(workspace, repo_id),
+                query,
+                min(max(k, 1), 100),
+                "memory" if scope == "memory" else "all" if scope == "all" else "code",
             )
             emit(_search_wire(result), as_json, _search_text)
 
@@ -103,7 +109,8 @@ def _search_text(wire: dict[str, Any]) -> str:
     lines = [f"mode {wire['mode']} ({wire['retrieval_path']})"]
     for hit in wire["hits"]:
         where = f":{hit['lines'][0]}-{hit['lines'][1]}" if hit.get("lines") else ""
-        lines.append(f"{hit['score']:>8.3f}  {hit['path']}{where}  {' '.join(hit['reasons'])}")
+        name = hit["path"] or hit["key"]
+        lines.append(f"{hit['score']:>8.3f}  {name}{where}  {' '.join(hit['reasons'])}")
     return "\n".join(lines)
 
 

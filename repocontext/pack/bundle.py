@@ -164,6 +164,8 @@ def _render(
     known: Mapping[str, str],
     count: Counter,
 ) -> _Rendered | None:
+    if hit.path is None:
+        return None  # a memory entry: bundles carry code
     node = _value(store, STRUCTURAL, file_key(repo_id, hit.path))
     if node is None:
         return None

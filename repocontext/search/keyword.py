@@ -5,7 +5,9 @@ A rebuildable projection of the store (file nodes and content): it lives next to
 SQLite transaction as the rows, and can be deleted at any time — the next search rebuilds it.
 
 Rows are files with three columns of pre-split terms (:mod:`repocontext.search.terms`): the
-path, the defined symbol names (with their qualified names), and the content. FTS5's own
+path, the defined symbol names (with their qualified names), and the content. Memory entries
+have their own table, with the title, the tags and topic, and the body (weights
+:data:`MEMORY_WEIGHTS`), and their ids for exact lookups. FTS5's own
 tokenizer only splits those terms on spaces (``_`` is a token character), so the identifier
 rules are ours and the same for documents and queries. Ranking is FTS5's ``bm25()`` with
 column weights :data:`WEIGHTS`. Why FTS5 rather than postings of our own: see
@@ -21,10 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["WEIGHTS", "KeywordDoc", "KeywordHit", "KeywordIndex"]
+__all__ = ["MEMORY_WEIGHTS", "WEIGHTS", "KeywordDoc", "KeywordHit", "KeywordIndex", "MemoryDoc"]
 
 WEIGHTS: Final = (4.0, 3.0, 1.0)
 """BM25 column weights: path, symbols, content."""
+MEMORY_WEIGHTS: Final = (3.0, 3.0, 1.0)
+"""BM25 column weights of memory entries: title, tags and topic, body."""
 
 _SCHEMA: Final = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5("
@@ -32,8 +36,13 @@ _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, "
     "blob TEXT)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS memdocs USING fts5("
+    "title_terms, tag_terms, body_terms, tokenize=\"unicode61 tokenchars '_'\")",
+    "CREATE TABLE IF NOT EXISTS mems (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, "
+    "entry_id TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS mems_entry_id ON mems (entry_id)",
 )
-_FORMAT: Final = "1"
+_FORMAT: Final = "2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +57,22 @@ class KeywordDoc:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryDoc:
+    """One memory entry as the keyword index stores it (terms space-joined)."""
+
+    key: str
+    entry_id: str
+    title_terms: str
+    tag_terms: str
+    body_terms: str
+
+
+@dataclass(frozen=True, slots=True)
 class KeywordHit:
-    """A file matching a query, with its BM25 score (higher is better)."""
+    """A file (or, from :meth:`KeywordIndex.search_memory`, a memory key) with its BM25 score.
+
+    Higher is better.
+    """
 
     path: str
     score: float
@@ -97,7 +120,14 @@ class KeywordIndex:
 
     # -- writes ------------------------------------------------------------------------
 
-    def apply(self, upserts: Iterable[KeywordDoc], deletes: Iterable[str], seq: int) -> int:
+    def apply(
+        self,
+        upserts: Iterable[KeywordDoc],
+        deletes: Iterable[str],
+        seq: int,
+        memory_upserts: Iterable[MemoryDoc] = (),
+        memory_deletes: Iterable[str] = (),
+    ) -> int:
         """Replace and delete rows, and record ``seq``, in one transaction; return rows written."""
         written = 0
         with self._lock:
@@ -116,6 +146,19 @@ class KeywordIndex:
                         (cursor.lastrowid, doc.path_terms, doc.symbol_terms, doc.content_terms),
                     )
                     written += 1
+                for key in memory_deletes:
+                    self._delete_memory(key)
+                for mem in memory_upserts:
+                    self._delete_memory(mem.key)
+                    cursor = self._db.execute(
+                        "INSERT INTO mems (key, entry_id) VALUES (?, ?)", (mem.key, mem.entry_id)
+                    )
+                    self._db.execute(
+                        "INSERT INTO memdocs (rowid, title_terms, tag_terms, body_terms) "
+                        "VALUES (?, ?, ?, ?)",
+                        (cursor.lastrowid, mem.title_terms, mem.tag_terms, mem.body_terms),
+                    )
+                    written += 1
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('seq', ?)", (str(seq),)
                 )
@@ -131,6 +174,8 @@ class KeywordIndex:
             self._db.execute("BEGIN IMMEDIATE")
             self._db.execute("DELETE FROM docs")
             self._db.execute("DELETE FROM files")
+            self._db.execute("DELETE FROM memdocs")
+            self._db.execute("DELETE FROM mems")
             self._db.execute("DELETE FROM meta WHERE key = 'seq'")
             self._db.execute("COMMIT")
 
@@ -140,7 +185,40 @@ class KeywordIndex:
             self._db.execute("DELETE FROM docs WHERE rowid = ?", (row[0],))
             self._db.execute("DELETE FROM files WHERE id = ?", (row[0],))
 
+    def _delete_memory(self, key: str) -> None:
+        row = self._db.execute("SELECT id FROM mems WHERE key = ?", (key,)).fetchone()
+        if row is not None:
+            self._db.execute("DELETE FROM memdocs WHERE rowid = ?", (row[0],))
+            self._db.execute("DELETE FROM mems WHERE id = ?", (row[0],))
+
     # -- reads -------------------------------------------------------------------------
+
+    def search_memory(self, query_terms: Sequence[str], limit: int) -> list[KeywordHit]:
+        """Return up to ``limit`` memory keys matching any of the terms, best first."""
+        if not query_terms or limit <= 0:
+            return []
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in query_terms)
+        weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
+        sql = (
+            f"SELECT mems.key, bm25(memdocs, {weights}) AS rank FROM memdocs "
+            "JOIN mems ON mems.id = memdocs.rowid WHERE memdocs MATCH ? ORDER BY rank, mems.key "
+            "LIMIT ?"
+        )
+        with self._lock:
+            rows = self._db.execute(sql, (match, limit)).fetchall()
+        return [KeywordHit(key, -float(rank)) for key, rank in rows]
+
+    def memory_keys_of(self, entry_ids: Iterable[str]) -> list[str]:
+        """Return the keys of the indexed memory entries with one of these ids."""
+        ids = sorted(set(entry_ids))
+        if not ids:
+            return []
+        marks = ", ".join("?" for _ in ids)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT key FROM mems WHERE entry_id IN ({marks}) ORDER BY key", ids
+            ).fetchall()
+        return [str(row[0]) for row in rows]
 
     def search(self, query_terms: Sequence[str], limit: int) -> list[KeywordHit]:
         """Return up to ``limit`` files matching any of the terms, best first."""

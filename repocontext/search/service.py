@@ -10,7 +10,10 @@ Reasons, in this fixed order (the vocabulary of DESIGN.md section 5): ``path-nam
 (a query term is a term of the path), ``symbol:<fq>`` (up to three defined symbols whose name
 shares a term with the query, best first), ``content-match`` (a query term occurs in the
 text), ``semantic`` (semantic retrieval found it), then ``chunk:symbol`` when the hit is
-anchored on a symbol (its ``lines``) or ``chunk:file``.
+anchored on a symbol (its ``lines``) or ``chunk:file``. Memory entries (scopes ``memory`` and
+``all``) have ``tag:<t>``, ``topic-match``, ``content-match`` and ``key-match``
+(:mod:`repocontext.search.memory_search`); they are ranked by keyword only, and ``all``
+interleaves them with the code hits by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -24,16 +27,19 @@ from typing import Any, Final, Literal
 
 from repocontext.errors import InvalidInputError, InvalidKeyError, NotFoundError
 from repocontext.index.nodes import file_text
-from repocontext.search.keyword import KeywordDoc, KeywordIndex
+from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
+from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
 from repocontext.search.semantic import SemanticService
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
-from repocontext.store import STRUCTURAL, XREF, Store
+from repocontext.store import MEMORY, STRUCTURAL, XREF, Store
 from repocontext.store.keys import family_prefix, file_key, repo_key, xref_key
 
 __all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
 
 SearchScope = Literal["code", "memory", "all"]
+MEMORY_PATH: Final = "keyword.memory"
+"""``retrievalPath`` of the memory scope: memory entries are ranked by keyword only."""
 REBUILD_ABOVE: Final = 2000
 """Changed files above which a sync rebuilds instead of applying the feed."""
 MAX_SYMBOL_REASONS: Final = 3
@@ -47,6 +53,9 @@ GRAPH_SHARE: Final = 0.15
 """What a file imported by, or testing, one of the top hits gains, as a share of the top score."""
 PROSE_FACTOR: Final = 0.5
 """Score multiplier of files without a parsed language (docs, config, changelogs)."""
+SEMANTIC_GATE: Final = 0.0
+"""How much a clear keyword winner (top BM25 score well above the second) damps the semantic
+weight: ``weight * (1 - gate * (1 - second / top))``."""
 RERANK_SHARE: Final = 0.3
 """The definition bonus, as a share of the best BM25 score of the query (at least 1)."""
 _DEFINITION_KINDS: Final = frozenset(
@@ -70,7 +79,7 @@ class SearchHit:
     """One ranked file with why it was found."""
 
     key: str
-    path: str
+    path: str | None  # None for a memory entry
     score: float
     reasons: list[str]
     entry: dict[str, Any]
@@ -130,7 +139,9 @@ class SearchService:
                 return self._rebuild(repo_id, index, head)
             files = family_prefix(repo_id, "file")
             contents = family_prefix(repo_id, "content")
+            memory = family_prefix(repo_id, "mem")
             paths: set[str] = set()
+            entries: set[str] = set()
             after = index.seq
             while batch := self.store.changes(after=after, limit=5000):
                 for change in batch:
@@ -138,6 +149,8 @@ class SearchService:
                         paths.add(change.key[len(files) :])
                     elif change.key.startswith(contents):
                         paths.add(change.key[len(contents) :])
+                    elif change.key.startswith(memory):
+                        entries.add(change.key)
                 after = batch[-1].seq
                 if len(paths) > REBUILD_ABOVE:
                     return self._rebuild(repo_id, index, head)
@@ -147,7 +160,13 @@ class SearchService:
             for path in sorted(paths):
                 doc = self._doc(repo_id, path)
                 (docs.append(doc) if doc is not None else gone.append(path))
-            return index.apply(docs, gone, after)
+            notes: list[MemoryDoc] = []
+            forgotten: list[str] = []
+            for key in sorted(entries):
+                record = self.store.get(MEMORY, key)
+                note = memory_doc(record) if record is not None else None
+                (notes.append(note) if note is not None else forgotten.append(key))
+            return index.apply(docs, gone, after, notes, forgotten)
 
     def search(
         self, repo_id: str, query: str, k: int = 10, scope: SearchScope = "code"
@@ -165,7 +184,10 @@ class SearchService:
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
         query_terms = unique_terms(query)
         if scope == "memory":
-            return SearchResult("empty", self._fallback_path(), [], freshness)
+            notes = self._memory_hits(repo_id, query, query_terms, k)
+            return SearchResult(
+                "keyword" if notes else "empty", MEMORY_PATH, notes, freshness
+            )
         found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
         keyword = {hit.path: hit.score for hit in found}
         nearest = (
@@ -177,7 +199,8 @@ class SearchService:
         if nearest is None:
             scores, path_kind = keyword, self._fallback_path()
         else:
-            scores = _fuse([(list(keyword), 1.0), (list(semantic), SEMANTIC_WEIGHT)])
+            weight = SEMANTIC_WEIGHT * (1 - SEMANTIC_GATE * _margin([h.score for h in found]))
+            scores = _fuse([(list(keyword), 1.0), (list(semantic), weight)])
             plane = "approximate" if self._approximate(repo_id) else "exact"
             kind = "hybrid" if keyword and semantic else "semantic" if semantic else "keyword"
             path_kind = f"{kind}.{plane}"
@@ -194,8 +217,18 @@ class SearchService:
             sorted((h for h in explained if h is not None), key=lambda h: (-h.score, h.path)),
         )
         hits = [self._with_content_reason(repo_id, h, query_set) for h in ranked[:k]]
+        if scope == "all":
+            hits = _interleave(hits, self._memory_hits(repo_id, query, query_terms, k), k)
         mode = path_kind.split(".")[0] if hits else "empty"
         return SearchResult(mode, path_kind, hits, freshness)
+
+    def _memory_hits(
+        self, repo_id: str, query: str, query_terms: list[str], k: int
+    ) -> list[SearchHit]:
+        index = self.keyword_index(repo_id)
+        return [
+            _memory_search_hit(hit) for hit in rank_memory(self.store, index, query, query_terms, k)
+        ]
 
     def _graph_boost(self, repo_id: str, ranked: list[SearchHit]) -> list[SearchHit]:
         """Lift the candidates the top hits import, below those hits (a graph signal)."""
@@ -237,7 +270,13 @@ class SearchService:
 
     def _rebuild(self, repo_id: str, index: KeywordIndex, head: int) -> int:
         index.clear()
-        return index.apply(self._all_docs(repo_id), (), head)
+        return index.apply(self._all_docs(repo_id), (), head, self._all_memory_docs(repo_id))
+
+    def _all_memory_docs(self, repo_id: str) -> Iterator[MemoryDoc]:
+        for record in self.store.iter_records(MEMORY, family_prefix(repo_id, "mem")):
+            note = memory_doc(record)
+            if note is not None:
+                yield note
 
     def _all_docs(self, repo_id: str) -> Iterator[KeywordDoc]:
         prefix = family_prefix(repo_id, "file")
@@ -302,7 +341,7 @@ class SearchService:
         return SearchHit(key, path, round(score, 4), reasons, entry, lines, symbols)
 
     def _with_content_reason(self, repo_id: str, hit: SearchHit, query: set[str]) -> SearchHit:
-        text = self._text(repo_id, hit.path)
+        text = self._text(repo_id, hit.path) if hit.path is not None else None
         if text is None or not _mentions(text, query):
             return hit
         reasons = [*hit.reasons[:-1], "content-match", hit.reasons[-1]]  # before chunk:*
@@ -313,6 +352,18 @@ class SearchService:
         if record is None or not isinstance(record.value, dict):
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return dict(record.value)
+
+
+def _memory_search_hit(hit: MemoryHit) -> SearchHit:
+    return SearchHit(hit.key, None, hit.score, hit.reasons, hit.entry)
+
+
+def _interleave(code: list[SearchHit], notes: list[SearchHit], k: int) -> list[SearchHit]:
+    """Merge code and memory hits by reciprocal rank (their scores are not comparable)."""
+    ranked = [(1 / (RRF_K + i), 0, i, hit) for i, hit in enumerate(code, 1)]
+    ranked += [(1 / (RRF_K + i), 1, i, hit) for i, hit in enumerate(notes, 1)]
+    ranked.sort(key=lambda item: (-item[0], item[1], item[2]))
+    return [hit for *_, hit in ranked[:k]]
 
 
 def _doc_of(node: Mapping[str, Any], text: str | None) -> KeywordDoc:
@@ -360,6 +411,13 @@ def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
         for rank, path in enumerate(ranking, start=1):
             fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
     return fused
+
+
+def _margin(scores: list[float]) -> float:
+    """How far the best keyword score stands above the second (0: a tie or nothing found)."""
+    if len(scores) < 2 or scores[0] <= 0:
+        return 0.0
+    return max(0.0, 1 - scores[1] / scores[0])
 
 
 def _mentions(text: str, query: set[str]) -> bool:

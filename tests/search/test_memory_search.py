@@ -1,0 +1,85 @@
+"""Memory entries in keyword search: ranking, reasons, freshness, expiry, rebuild."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from repocontext.settings import Settings
+from repocontext.testing import FakeClock
+from repocontext.workspace import Workspace
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, clock: FakeClock):
+    repo = tmp_path / "ws" / "demo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "cache.py").write_text("class LruCache:\n    def evict(self):\n        pass\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
+    with Workspace.open(settings, clock=clock) as workspace:
+        workspace.bootstrap(repo, "demo", background=False)
+        yield workspace
+
+
+def keys(result):
+    return [hit.key for hit in result.hits]
+
+
+def test_memory_scope_ranks_entries_with_reasons(ws):
+    evict = ws.memory.remember(
+        "demo",
+        "gotchas",
+        title="Cache eviction runs on write",
+        body="Not on read.",
+        tags=["cache", "perf"],
+    )
+    other = ws.memory.remember("demo", "decisions", title="Use LMDB", body="durable storage")
+    result = ws.search.search("demo", "cache eviction", scope="memory")
+    assert result.mode == "keyword" and result.retrieval_path == "keyword.memory"
+    assert keys(result) == [evict["key"]]
+    [hit] = result.hits
+    assert hit.path is None and hit.lines is None
+    assert hit.reasons == ["tag:cache", "content-match"]
+    assert hit.entry["title"] == "Cache eviction runs on write"
+    assert hit.entry["topic"] == "gotchas" and hit.entry["memoryKind"] == "note"
+    topic = ws.search.search("demo", "decisions storage", scope="memory")
+    assert keys(topic) == [other["key"]]
+    assert topic.hits[0].reasons == ["topic-match", "content-match"]
+    named = ws.search.search("demo", f"what did {other['id']} say", scope="memory")
+    assert keys(named)[0] == other["key"] and "key-match" in named.hits[0].reasons
+    assert ws.search.search("demo", "nothing like it", scope="memory").mode == "empty"
+
+
+def test_updates_forgets_and_expiry_show_in_the_next_search(ws, clock):
+    made = ws.memory.remember("demo", "notes", title="flaky network test", ttl_seconds=60)
+    assert keys(ws.search.search("demo", "flaky", scope="memory")) == [made["key"]]
+    ws.memory.update(made["key"], fields={"title": "stable now"})
+    assert ws.search.search("demo", "flaky", scope="memory").hits == []
+    assert keys(ws.search.search("demo", "stable", scope="memory")) == [made["key"]]
+    clock.advance(61)
+    assert ws.search.search("demo", "stable", scope="memory").hits == []
+    gone = ws.memory.remember("demo", "notes", title="temporary workaround")
+    ws.memory.forget(gone["key"])
+    assert ws.search.search("demo", "workaround", scope="memory").hits == []
+
+
+def test_all_scope_interleaves_code_and_memory_and_code_scope_excludes_memory(ws):
+    note = ws.memory.remember("demo", "gotchas", title="LruCache evict is not thread safe")
+    code = ws.search.search("demo", "LruCache evict")
+    assert all(hit.path for hit in code.hits) and note["key"] not in keys(code)
+    both = ws.search.search("demo", "LruCache evict", scope="all")
+    assert keys(both)[:2] == [code.hits[0].key, note["key"]]
+
+
+def test_a_deleted_index_is_rebuilt_with_the_memory_entries(ws):
+    made = ws.memory.remember("demo", "notes", title="rebuild me", tags=["index"])
+    assert keys(ws.search.search("demo", "rebuild", scope="memory")) == [made["key"]]
+    index = ws.search.keyword_index("demo")
+    index.clear()
+    assert keys(ws.search.search("demo", "rebuild", scope="memory")) == [made["key"]]
