@@ -48,8 +48,20 @@ from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 from repocontext.tokens import DEFAULT_ENCODING
 
-__all__ = ["IndexJob", "IndexProgress", "iter_file_nodes", "load_file_nodes", "read_go_module"]
+__all__ = [
+    "STAT_FIELDS",
+    "IndexJob",
+    "IndexProgress",
+    "iter_file_nodes",
+    "load_file_nodes",
+    "load_stat_fields",
+    "read_go_module",
+]
 
+STAT_FIELDS: Final = frozenset(
+    {"path", "format", "size", "mtimeNs", "inode", "tokenEncoding", "blobId", "hasContent"}
+)
+"""What a run needs of each stored node to tell whether its file changed."""
 CHUNK: Final = 48
 IN_FLIGHT_PER_WORKER: Final = 3
 PARALLEL_THRESHOLD: Final = 96
@@ -264,7 +276,9 @@ class IndexJob:
             and old.get("format") == NODE_FORMAT
             and old.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
         ):
-            batch.put(STRUCTURAL, file_key(self.repo_id, path), touched_node(old, item))
+            whole = self.store.get(STRUCTURAL, file_key(self.repo_id, path))
+            if whole is not None and isinstance(whole.value, dict):
+                batch.put(STRUCTURAL, file_key(self.repo_id, path), touched_node(whole.value, item))
             progress.files_touched += 1
             return False
         if item.issue:
@@ -289,8 +303,9 @@ class IndexJob:
         return True
 
     def _stored_nodes(self) -> dict[str, dict[str, Any]]:
+        """The stored nodes in the run's scope: only their stat fields for a whole tree."""
         if self.scope is None or "" in self.scope:
-            return load_file_nodes(self.store, self.repo_id)
+            return load_stat_fields(self.store, self.repo_id)
         found: dict[str, dict[str, Any]] = {}
         for prefix in self.scope:
             if prefix.endswith("/"):
@@ -329,8 +344,9 @@ class IndexJob:
             return  # a scoped run without a state rebuilds from the store afterwards
         if self._building is None:
             self._building = ProjectionState(self.repo_id)
-            for stored_path, stored_node in self._stored.items():
-                self._building.stage(stored_path, stored_node)
+            if self._stored:  # the whole nodes, read once (stored holds stat fields only)
+                for stored_node in iter_file_nodes(self.store, self.repo_id):
+                    self._building.stage(str(stored_node.get("path")), stored_node)
         self._building.stage(path, node, outline)
 
     def _extract(self, entries: list[WalkEntry]) -> Iterator[Extracted]:
@@ -466,6 +482,15 @@ def _nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:
     for record in store.iter_records(STRUCTURAL, prefix, page_size=2000):
         if isinstance(record.value, dict):
             yield record.value
+
+
+def load_stat_fields(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
+    """Return :data:`STAT_FIELDS` of every file node by path (a fraction of a full read)."""
+    prefix = family_prefix(repo_id, "file")
+    return {
+        str(fields.get("path")): fields
+        for _, fields in store.iter_fields(STRUCTURAL, prefix, STAT_FIELDS)
+    }
 
 
 def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:

@@ -26,7 +26,7 @@ from repocontext.index.job import (
     IndexProgress,
     ProgressFn,
     iter_file_nodes,
-    load_file_nodes,
+    load_stat_fields,
     read_go_module,
 )
 from repocontext.index.nodes import file_text
@@ -274,7 +274,7 @@ class IndexService:
         """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
         repo = self._repo(repo_id)
         root = Path(str(repo.get("root")))
-        nodes = load_file_nodes(self.store, repo_id)
+        nodes = load_stat_fields(self.store, repo_id)
         return detect_drift(
             self.store,
             repo_id,

@@ -185,9 +185,7 @@ class SearchService:
         query_terms = unique_terms(query)
         if scope == "memory":
             notes = self._memory_hits(repo_id, query, query_terms, k)
-            return SearchResult(
-                "keyword" if notes else "empty", MEMORY_PATH, notes, freshness
-            )
+            return SearchResult("keyword" if notes else "empty", MEMORY_PATH, notes, freshness)
         found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
         keyword = {hit.path: hit.score for hit in found}
         nearest = (

@@ -32,11 +32,13 @@ __all__ = [
     "Value",
     "decode_frame",
     "decode_lww",
+    "decode_lww_fields",
     "decode_update",
     "encode_frame",
     "encode_lww_frame",
     "encode_update",
     "flag_merge",
+    "frame_liveness",
     "lww_merge",
     "pack",
     "unpack",
@@ -152,6 +154,66 @@ def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:
         if fmt != FORMAT or code != "l":
             raise ValueError(f"frame format {fmt}/{code}")
         return version, hlc, expires, deleted, value
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise InvalidUpdateError(f"stored record is not a valid LWW frame: {exc}") from exc
+
+
+def frame_liveness(data: bytes) -> tuple[int | None, bool]:
+    """Return ``(expires_at_ms, deleted)`` of a stored frame without decoding its state.
+
+    Raises:
+        InvalidUpdateError: The bytes are not a frame.
+    """
+    try:
+        unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+        unpacker.feed(data)
+        unpacker.read_array_header()
+        fmt = unpacker.unpack()
+        for _ in range(3):  # code, version, hlc
+            unpacker.skip()
+        expires, deleted = unpacker.unpack(), unpacker.unpack()
+        if fmt != FORMAT:
+            raise ValueError(f"frame format {fmt}")
+        return expires, bool(deleted)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise InvalidUpdateError(f"stored record is not a valid frame: {exc}") from exc
+
+
+def decode_lww_fields(
+    data: bytes, names: frozenset[str]
+) -> tuple[int | None, bool, dict[str, Value] | None]:
+    """Return ``(expires_at_ms, deleted, fields)`` of an LWW frame whose value is a map.
+
+    Only the entries of the value named in ``names`` are decoded; the rest are skipped, so
+    reading a few small fields of large values costs a fraction of a full decode. ``fields``
+    is ``None`` when the value is not a map.
+
+    Raises:
+        InvalidUpdateError: The bytes are not an LWW frame.
+    """
+    try:
+        unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+        unpacker.feed(data)
+        unpacker.read_array_header()
+        fmt, code = unpacker.unpack(), unpacker.unpack()
+        if fmt != FORMAT or code != "l":
+            raise ValueError(f"frame format {fmt}/{code}")
+        unpacker.skip()  # version
+        unpacker.skip()  # hlc
+        expires, deleted = unpacker.unpack(), bool(unpacker.unpack())
+        unpacker.skip()  # replica
+        try:
+            size = unpacker.read_map_header()
+        except msgpack.UnpackValueError:
+            return expires, deleted, None
+        fields: dict[str, Value] = {}
+        for _ in range(size):
+            name = unpacker.unpack()
+            if name in names:
+                fields[name] = unpacker.unpack()
+            else:
+                unpacker.skip()
+        return expires, deleted, fields
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise InvalidUpdateError(f"stored record is not a valid LWW frame: {exc}") from exc
 

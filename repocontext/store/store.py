@@ -22,6 +22,7 @@ from repocontext.errors import (
     InvalidInputError,
     InvalidKeyError,
     InvalidTokenError,
+    MergeModeError,
     StoreUnavailableError,
 )
 from repocontext.store import _writes as w
@@ -38,7 +39,9 @@ from repocontext.store.records import (
     Value,
     decode_frame,
     decode_lww,
+    decode_lww_fields,
     encode_update,
+    frame_liveness,
     pack,
 )
 from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, TreeSpec, tree_spec
@@ -197,12 +200,45 @@ class Store:
             UnknownTreeError: ``tree`` is not a named tree.
         """
         spec = tree_spec(tree)
+        now_ms = self.clock.now() * 1000
         with self.backend.read() as txn:
             return sum(
                 1
                 for _, raw in txn.iterate(spec.name, prefix.encode(), prefix_end(prefix.encode()))
-                if self._live(decode_frame(raw))
+                if _live_header(*frame_liveness(raw), now_ms)
             )
+
+    def iter_fields(
+        self, tree: str, prefix: str, names: frozenset[str], *, page_size: int = 5000
+    ) -> Iterator[tuple[str, dict[str, Value]]]:
+        """Yield ``(key, fields)`` of every live LWW record under ``prefix`` whose value is a map.
+
+        Only the value's entries named in ``names`` are decoded (the fast path for reading a
+        few small fields of many large records). One read transaction per page.
+
+        Raises:
+            UnknownTreeError: ``tree`` is not a named tree.
+            MergeModeError: ``tree`` is not an LWW tree.
+        """
+        spec = tree_spec(tree)
+        if spec.mode is not MergeMode.LWW:
+            raise MergeModeError(f"{tree} is not a last-writer-wins tree")
+        first, end = prefix.encode(), prefix_end(prefix.encode())
+        while True:
+            now_ms = self.clock.now() * 1000
+            page: list[tuple[bytes, dict[str, Value] | None, bool]] = []
+            with self.backend.read() as txn:
+                for kb, raw in txn.iterate(spec.name, first, end):
+                    if len(page) == page_size:
+                        break
+                    expires, deleted, fields = decode_lww_fields(raw, names)
+                    page.append((kb, fields, _live_header(expires, deleted, now_ms)))
+            for kb, fields, live in page:
+                if live and fields is not None:
+                    yield kb.decode(), fields
+            if len(page) < page_size:
+                return
+            first = page[-1][0] + b"\x00"
 
     def export_update(self, tree: str, key: str) -> bytes | None:
         """Return the record's full CRDT state (tombstones included) for another replica."""
@@ -483,6 +519,10 @@ def _to_record(spec: TreeSpec, key: str, frame: Frame) -> Record:
     if isinstance(state, FlagState):
         return Record(spec.name, key, version, hlc, expires, deleted, present=state.present)
     raise InvalidKeyError(f"record {key!r} does not match the mode of {spec.name}")
+
+
+def _live_header(expires_ms: int | None, deleted: bool, now_ms: float) -> bool:
+    return not deleted and (expires_ms is None or expires_ms > now_ms)
 
 
 def tombstone_millis(frame: Frame) -> int:

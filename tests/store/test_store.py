@@ -117,6 +117,21 @@ def test_scan_pages_through_a_prefix_with_continuation_tokens(store):
     assert len(list(store.iter_records(STRUCTURAL, "repo/r/", page_size=7))) == 25
 
 
+def test_iter_fields_decodes_only_the_named_fields_of_live_records(store, clock):
+    for i in range(12):
+        value = {"path": f"f{i:02}", "size": i, "symbols": [{"name": "x" * 50}] * 20}
+        store.put(STRUCTURAL, file_key("r", f"f{i:02}"), value)
+    store.put(STRUCTURAL, file_key("r", "not-a-map"), [1, 2])
+    store.put(STRUCTURAL, file_key("r", "short-lived"), {"size": -1}, ttl_seconds=5)
+    store.delete(STRUCTURAL, file_key("r", "f05"))
+    clock.advance(6)
+    found = list(store.iter_fields(STRUCTURAL, "repo/r/file/", frozenset({"size"}), page_size=4))
+    assert found == [(file_key("r", f"f{i:02}"), {"size": i}) for i in range(12) if i != 5]
+    assert store.count(STRUCTURAL, "repo/r/file/") == 12  # f05 and short-lived are gone
+    with pytest.raises(MergeModeError):
+        list(store.iter_fields(MEMORY, "repo/r/", frozenset({"x"})))
+
+
 def test_a_token_from_another_scan_is_refused(store):
     for i in range(3):
         store.put(STRUCTURAL, file_key("r", f"a{i}"), i)
