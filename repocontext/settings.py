@@ -43,6 +43,8 @@ class Settings(BaseSettings):
         token_encoding: The BPE encoding every token count uses (file nodes, bundles, stats).
         embedder: The embedding backend of semantic search: ``static`` (wordllama, fast),
             ``minilm`` (all-MiniLM-L6-v2, slower) or ``off`` (keyword-only).
+        claim_default_lease_seconds: Lease of a claim that asks for none.
+        claim_max_lease_seconds: The longest lease a claim or renewal gets.
     """
 
     model_config = SettingsConfigDict(
@@ -62,6 +64,8 @@ class Settings(BaseSettings):
     reconcile_interval_seconds: float = Field(default=600.0, ge=1.0)
     embedder: Literal["static", "minilm", "off"] = "static"
     token_encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
+    claim_default_lease_seconds: float = Field(default=60.0, gt=0)
+    claim_max_lease_seconds: float = Field(default=3600.0, gt=0)
 
     @model_validator(mode="before")
     @classmethod

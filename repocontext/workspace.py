@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from repocontext.claims import ClaimService
 from repocontext.errors import (
     InvalidInputError,
     NoWorkspaceRootError,
@@ -155,6 +156,11 @@ class Workspace:
         """Index jobs and views (outline, related, changed) over this workspace's store."""
         self.search = SearchService(store, settings.data_dir / "search", self.semantic)
         self.memory = MemoryService(store)
+        self.claims = ClaimService(
+            store,
+            default_lease_seconds=settings.claim_default_lease_seconds,
+            max_lease_seconds=settings.claim_max_lease_seconds,
+        )
         """Keyword retrieval with reasons; its indexes are projections of the store."""
         self.call_stats = StatsWindow(clock)
         """Token figures of the context bundles served by this process."""

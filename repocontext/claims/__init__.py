@@ -1,7 +1,17 @@
-"""Multi-agent claims: leases, fencing tokens, fence-on-write, backlog draining.
+"""Multi-agent claims: leases, fencing tokens, fence-on-write, backlog draining."""
 
-This package arrives with its own issue; it is part of the layout from the start so that the
-import layering (store <- index, memory, claims <- search <- pack <- workspace) is fixed.
-"""
+from repocontext.claims.fence import (
+    ClaimRequiredError,
+    ReleasedTokenError,
+    StaleTokenError,
+    UnissuedTokenError,
+)
+from repocontext.claims.service import ClaimService
 
-__all__: list[str] = []
+__all__ = [
+    "ClaimRequiredError",
+    "ClaimService",
+    "ReleasedTokenError",
+    "StaleTokenError",
+    "UnissuedTokenError",
+]

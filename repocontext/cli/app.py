@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from repocontext.cli._claims import register as register_claim_commands
 from repocontext.cli._doctor import doctor_report, render_text
 from repocontext.cli._index import register as register_index_commands
 from repocontext.cli._memory import register as register_memory_commands
@@ -170,6 +171,7 @@ def doctor(
 register_index_commands(app, build_settings, _fail_cleanly)
 register_retrieval_commands(app, build_settings, _fail_cleanly)
 register_memory_commands(app, build_settings, _fail_cleanly)
+register_claim_commands(app, build_settings, _fail_cleanly)
 
 
 def _notify(message: str) -> None:

@@ -33,6 +33,7 @@ class EntryResult(WireModel):
     remaining_seconds: float | None = None
     stale: bool | None = None
     stale_links: list[dict[str, str]] | None = None
+    claim: dict[str, JsonValue] | None = None
 
 
 class ScanResult(WireModel):

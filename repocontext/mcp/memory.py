@@ -22,6 +22,9 @@ Links = Annotated[
     Field(description='{relation: [keys]}, e.g. {"anchoredTo": ["repo/r/file/src/app.py"]}.'),
 ]
 Tags = Annotated[list[str] | None, Field(description="Tags (at most 32 per call).")]
+FencingToken = Annotated[
+    int | None, Field(description="Your claim's token, when the entry is claimed.")
+]
 Ttl = Annotated[
     float | None, Field(description="Seconds until the entry expires (positive); omit: durable.")
 ]
@@ -84,6 +87,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         tags: Tags = None,
         addLinks: Links = None,
         ttlSeconds: Ttl = None,
+        fencingToken: FencingToken = None,
     ) -> EntryResult:
         """Store a memory entry under `repo/{repoId}/mem/{topic}/{id}`; returns its view.
 
@@ -106,6 +110,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
                 tags=tags,
                 add_links=addLinks,
                 ttl_seconds=ttlSeconds,
+                fencing_token=fencingToken,
             )
         )
 
@@ -114,7 +119,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         key: Annotated[str, Field(description="repo/{repoId}/mem/{topic}/{id}")],
         fields: Annotated[
             dict[str, JsonValue] | None,
-            Field(description="kind, title, body, author, provenance; null clears one."),
+            Field(description="kind, status (open, done), title, body, author, provenance."),
         ] = None,
         addTags: Tags = None,
         removeTags: Tags = None,
@@ -123,12 +128,15 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         ttlSeconds: Annotated[
             float | None, Field(description="Applies only if it ends later than the current.")
         ] = None,
+        fencingToken: FencingToken = None,
     ) -> EntryResult:
         """Merge changes into an existing entry; returns its view.
 
-        Concurrent updates merge: no field, tag or link is lost. The remaining TTL is kept
-        unless `ttlSeconds` ends later. Errors: `memory.not_found`, `memory.wrong_family`,
-        `input.invalid`.
+        Concurrent updates merge: no field, tag or link is lost; `null` clears a field. The
+        remaining TTL is kept unless `ttlSeconds` ends later. A claimed entry needs the
+        holder's `fencingToken`. Errors: `memory.not_found`, `memory.wrong_family`,
+        `input.invalid`, `claim.required`, `claim.stale_token`, `claim.unissued_token`,
+        `claim.released`.
         """
         return EntryResult.model_validate(
             memory.update(
@@ -139,6 +147,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
                 add_links=addLinks,
                 remove_links=removeLinks,
                 ttl_seconds=ttlSeconds,
+                fencing_token=fencingToken,
             )
         )
 
@@ -147,6 +156,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         key: Annotated[str, Field(description="repo/{repoId}/mem/{topic}/{id}")],
         lapse: Annotated[bool, Field(description="Expire soon instead of deleting now.")] = False,
         lapseSeconds: Annotated[float | None, Field(description="Default 60.")] = None,
+        fencingToken: FencingToken = None,
     ) -> ForgetResult:
         """Delete a memory entry, or with `lapse` let it expire in `lapseSeconds`.
 
@@ -154,7 +164,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         the key (forgetting twice is harmless). Errors: `memory.wrong_family`.
         """
         return ForgetResult.model_validate(
-            memory.forget(key, lapse=lapse, lapse_seconds=lapseSeconds)
+            memory.forget(key, lapse=lapse, lapse_seconds=lapseSeconds, fencing_token=fencingToken)
         )
 
     @map_errors

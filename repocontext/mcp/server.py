@@ -9,6 +9,7 @@ from typing import Final
 from mcp.server.mcpserver import MCPServer
 
 from repocontext.mcp._gate import ToolSpec
+from repocontext.mcp.claims import claim_tools
 from repocontext.mcp.entries import entry_tools
 from repocontext.mcp.health import health_tool
 from repocontext.mcp.index import index_tools
@@ -29,6 +30,7 @@ TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     retrieval_tools,
     entry_tools,
     memory_tools,
+    claim_tools,
 )
 """Every tool factory, in the order tools are listed to clients."""
 

@@ -15,12 +15,14 @@ the store's, so tests inject one and never sleep.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
+from repocontext.claims.fence import CLAIM_FIELDS, check_write, claim_state
 from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
 from repocontext.memory.ids import new_id
 from repocontext.memory.links import (
@@ -34,7 +36,7 @@ from repocontext.memory.links import (
     parse_links,
 )
 from repocontext.store import MEMORY, STRUCTURAL, Record, Store, Value
-from repocontext.store.document import DocPatch
+from repocontext.store.document import DocPatch, DocState
 from repocontext.store.keys import family_prefix, mem_key, parse_key, repo_key
 
 __all__ = [
@@ -42,10 +44,13 @@ __all__ = [
     "MemoryNotFoundError",
     "MemoryService",
     "WrongFamilyError",
+    "memory_repo_id",
     "memory_view",
 ]
 
 KINDS: Final = ("note", "decision", "memory")
+STATUSES: Final = ("open", "done")
+"""Values of the ``status`` field: a backlog worker marks its item ``done``."""
 TEXT_FIELDS: Final = ("title", "body", "author", "provenance")
 MAX_CHARS: Final = {"title": 300, "body": 64_000, "author": 200, "provenance": 2_000}
 MAX_TAGS_PER_CALL: Final = 32
@@ -97,12 +102,14 @@ class MemoryService:
         tags: Iterable[str] | None = None,
         add_links: Mapping[str, Iterable[str]] | None = None,
         ttl_seconds: float | None = None,
+        fencing_token: int | None = None,
     ) -> dict[str, Value]:
         """Create an entry, or merge into the entry with ``entry_id``; return its view.
 
         Raises:
             NotFoundError: The repository is not registered.
             InvalidInputError: A topic, id, kind, field, tag, link or TTL is invalid.
+            RepoContextError: The entry's claim refuses the write (``claim.*`` codes).
         """
         self._repo(repo_id)
         _check_topic(topic)
@@ -119,16 +126,23 @@ class MemoryService:
         )
         if kind is not None:
             fields["kind"] = _kind(kind)
-        existing = self.store.get(MEMORY, key)
-        if existing is None:
-            fields.setdefault("kind", "note")
-            fields["createdAt"] = now
-            if ttl_seconds is None:
-                ttl_seconds = self.default_ttl(repo_id)
         patch = self._patch(
             repo_id, fields, tags=tags, add_links=add_links, ttl_seconds=ttl_seconds
         )
-        return self._view(self.store.merge_fields(MEMORY, key, patch))
+        default_ttl = self.default_ttl(repo_id) if ttl_seconds is None else None
+        token = _token(fencing_token)
+
+        def decide(live: DocState | None, stored: DocState | None) -> DocPatch:
+            check_write(stored, token, now)
+            if live is not None:
+                return patch
+            created = {"kind": "note", **patch.set_fields, "createdAt": now}
+            expires = patch.expires_at_ms
+            if default_ttl is not None:
+                expires = int((now + default_ttl) * 1000)
+            return dataclasses.replace(patch, set_fields=created, expires_at_ms=expires)
+
+        return self._write(key, decide)
 
     def update(
         self,
@@ -140,6 +154,7 @@ class MemoryService:
         add_links: Mapping[str, Iterable[str]] | None = None,
         remove_links: Mapping[str, Iterable[str]] | None = None,
         ttl_seconds: float | None = None,
+        fencing_token: int | None = None,
     ) -> dict[str, Value]:
         """Merge fields, tags and links into a live entry; return its view.
 
@@ -150,21 +165,30 @@ class MemoryService:
             MemoryNotFoundError: No live entry has the key.
             WrongFamilyError: The key is not a memory key.
             InvalidInputError: A field, tag, link or TTL is invalid.
+            RepoContextError: The entry's claim refuses the write (``claim.*`` codes).
         """
-        repo_id = _memory_key(key)
+        repo_id = memory_repo_id(key)
+        token = _token(fencing_token)
         if self.store.get(MEMORY, key) is None:
             raise MemoryNotFoundError(f"no memory entry {key!r}")
         changes = dict(fields or {})
-        unknown = sorted(set(changes) - {"kind", *TEXT_FIELDS})
+        unknown = sorted(set(changes) - {"kind", "status", *TEXT_FIELDS})
         if unknown:
             raise InvalidInputError(
                 f"unknown field(s) {', '.join(map(repr, unknown))}",
-                hint=f"Fields are kind, {', '.join(TEXT_FIELDS)}.",
+                hint=f"Fields are kind, status, {', '.join(TEXT_FIELDS)}.",
             )
         kind = changes.pop("kind", None)
+        status = changes.pop("status", None)
         values = _text_fields(changes, clear=True)
         if kind is not None:
             values["kind"] = _kind(kind)
+        if status is not None:
+            if status not in STATUSES:
+                raise InvalidInputError(
+                    f"status {status!r} is invalid", hint=f"Use one of {', '.join(STATUSES)}."
+                )
+            values["status"] = status
         removed = parse_links(remove_links, repo_id)
         patch = self._patch(
             repo_id,
@@ -175,10 +199,23 @@ class MemoryService:
             remove_tags=remove_tags,
             remove_links=removed,
         )
-        return self._view(self.store.merge_fields(MEMORY, key, patch))
+        now = self.store.clock.now()
+
+        def decide(live: DocState | None, stored: DocState | None) -> DocPatch:
+            if live is None:  # forgotten or expired since the check above
+                raise MemoryNotFoundError(f"no memory entry {key!r}")
+            check_write(stored, token, now)
+            return patch
+
+        return self._write(key, decide)
 
     def forget(
-        self, key: str, *, lapse: bool = False, lapse_seconds: float | None = None
+        self,
+        key: str,
+        *,
+        lapse: bool = False,
+        lapse_seconds: float | None = None,
+        fencing_token: int | None = None,
     ) -> dict[str, Value]:
         """Delete an entry, or with ``lapse`` let it expire soon; ``forgotten`` false if absent.
 
@@ -187,17 +224,28 @@ class MemoryService:
         Raises:
             WrongFamilyError: The key is not a memory key.
             InvalidInputError: ``lapse_seconds`` is not positive.
+            RepoContextError: The entry's claim refuses the write (``claim.*`` codes).
         """
-        _memory_key(key)
-        if self.store.get(MEMORY, key) is None:
+        memory_repo_id(key)
+        token = _token(fencing_token)
+        now = self.store.clock.now()
+        patch = DocPatch(delete=True)
+        if lapse:
+            seconds = _ttl(DEFAULT_LAPSE_SECONDS if lapse_seconds is None else lapse_seconds)
+            patch = DocPatch(expires_at_ms=int((now + seconds) * 1000))
+
+        def decide(live: DocState | None, stored: DocState | None) -> DocPatch | None:
+            if live is None:
+                return None
+            check_write(stored, token, now)
+            return patch
+
+        record = self.store.update_doc(MEMORY, key, decide)
+        if record is None:
             return {"key": key, "forgotten": False}
-        if not lapse:
-            self.store.delete(MEMORY, key)
-            return {"key": key, "forgotten": True}
-        seconds = _ttl(DEFAULT_LAPSE_SECONDS if lapse_seconds is None else lapse_seconds)
-        at_ms = int((self.store.clock.now() + seconds) * 1000)
-        record = self.store.merge_fields(MEMORY, key, DocPatch(expires_at_ms=at_ms))
-        return {"key": key, "forgotten": True, "lapsesAt": record.expires_at}
+        if lapse:
+            return {"key": key, "forgotten": True, "lapsesAt": record.expires_at}
+        return {"key": key, "forgotten": True}
 
     def set_default_ttl(self, repo_id: str, seconds: float | None) -> None:
         """Set (or with ``None`` clear) the TTL given to new entries of a repository.
@@ -227,7 +275,7 @@ class MemoryService:
         Raises:
             WrongFamilyError: The key is not a memory key.
         """
-        _memory_key(key)
+        memory_repo_id(key)
         return memory_view(self.store, key, self.store.get(MEMORY, key))
 
     def list_topics(self, repo_id: str) -> list[dict[str, Value]]:
@@ -258,7 +306,7 @@ class MemoryService:
             MemoryNotFoundError: No live entry has the key.
             WrongFamilyError: The key is not a memory key.
         """
-        _memory_key(key)
+        memory_repo_id(key)
         depth = min(max(int(depth), 1), MAX_DEPTH)
         max_nodes = min(max(int(max_nodes), 1), MAX_NODES)
         start = self.store.get(MEMORY, key)
@@ -332,8 +380,13 @@ class MemoryService:
             remove[LINK_SET] = [link.element for link in remove_links]
         return DocPatch(set_fields=fields, add=add, remove=remove, expires_at_ms=expires)
 
-    def _view(self, record: Record) -> dict[str, Value]:
-        return memory_view(self.store, record.key, record)
+    def _write(
+        self, key: str, decide: Callable[[DocState | None, DocState | None], DocPatch]
+    ) -> dict[str, Value]:
+        record = self.store.update_doc(MEMORY, key, decide)
+        if record is None:  # decide always returns a patch, so something was stored
+            raise MemoryNotFoundError(f"no memory entry {key!r}")
+        return memory_view(self.store, key, record)
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
         record = self.store.get(STRUCTURAL, repo_key(repo_id))
@@ -364,7 +417,9 @@ def memory_view(store: Store, key: str, record: Record | None) -> dict[str, Valu
     for link in links:
         grouped.setdefault(link.relation, []).append(link.key)
     view["fields"] = {
-        name: value for name, value in doc.fields.items() if not name.startswith(LINK_FIELD)
+        name: value
+        for name, value in doc.fields.items()
+        if not name.startswith(LINK_FIELD) and name not in CLAIM_FIELDS
     }
     view["tags"] = list[Value](sorted(doc.sets.get(_TAG_SET, ())))
     view["links"] = dict[str, Value](grouped)
@@ -372,6 +427,15 @@ def memory_view(store: Store, key: str, record: Record | None) -> dict[str, Valu
     if record.expires_at is not None:
         view["expiresAt"] = record.expires_at
         view["remainingSeconds"] = round(max(record.expires_at - store.clock.now(), 0.0), 3)
+    claim = claim_state(doc)
+    if claim.highest:
+        view["claim"] = {
+            "claimed": claim.live(store.clock.now()),
+            "owner": claim.owner,
+            "fencingToken": claim.token,
+            "leaseExpiresAt": claim.lease_until,
+            "released": claim.released,
+        }
     stale = check_links(store, links, doc.fields)
     view["stale"] = bool(stale)
     if stale:
@@ -384,8 +448,12 @@ def _links(elements: Iterable[str]) -> list[Link]:
     return sorted((link for link in found if link is not None), key=lambda x: (x.relation, x.key))
 
 
-def _memory_key(key: str) -> str:
-    """Return the repository id of a memory key."""
+def memory_repo_id(key: str) -> str:
+    """Return the repository id of a memory key.
+
+    Raises:
+        WrongFamilyError: The key is malformed or not a memory key.
+    """
     try:
         parsed = parse_key(key)
     except RepoContextError as exc:
@@ -448,6 +516,17 @@ def _tags(tags: Iterable[str]) -> list[str]:
             hint="Add the tags in several updates.",
         )
     return sorted(set(found))
+
+
+def _token(token: int | None) -> int | None:
+    if token is None:
+        return None
+    if isinstance(token, bool) or not isinstance(token, int) or token < 1:
+        raise InvalidInputError(
+            f"fencingToken must be a positive integer, got {token!r}",
+            hint="Pass the fencingToken that repocontext_claim returned.",
+        )
+    return token
 
 
 def _ttl(seconds: float) -> float:

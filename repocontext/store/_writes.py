@@ -23,7 +23,14 @@ from repocontext.errors import (
 )
 from repocontext.store.backend import WriteTxn
 from repocontext.store.clock import hlc_millis, next_hlc
-from repocontext.store.document import DocMeta, DocPatch, apply_patch, doc_merge_meta, read_doc
+from repocontext.store.document import (
+    DocMeta,
+    DocPatch,
+    DocState,
+    apply_patch,
+    doc_merge_meta,
+    read_doc,
+)
 from repocontext.store.keys import key_bytes
 from repocontext.store.records import (
     Envelope,
@@ -253,6 +260,37 @@ def op_merge_fields(spec: TreeSpec, key: str, patch: DocPatch) -> Op:
 
     def run(ctx: WriteContext) -> Frame:
         old = ctx.load(spec, key)
+        state = apply_patch(_doc_bytes(old), patch, client_id=ctx.client_id, hlc=ctx.tick())
+        return ctx.store(spec, key, old, _doc_frame(*state))
+
+    return run
+
+
+DocDecision = Callable[[DocState | None, DocState | None], DocPatch | None]
+"""Given a document's live view (``None`` when absent, deleted or expired) and its stored view
+(tombstones and expired documents included), return the patch to apply, or ``None``."""
+
+
+def op_update_doc(spec: TreeSpec, key: str, decide: DocDecision) -> Op:
+    """A read-modify-write of a document inside the write transaction (compare and set).
+
+    ``decide`` may raise to refuse: the transaction then writes nothing.
+    """
+    _require(spec, MergeMode.DOC, "update_doc")
+
+    def run(ctx: WriteContext) -> Frame | None:
+        old = ctx.load(spec, key)
+        stored = read_doc(old.state) if old is not None and isinstance(old.state, bytes) else None
+        live = (
+            stored
+            if old is not None
+            and not old.deleted
+            and (old.expires_at_ms is None or old.expires_at_ms > ctx.now_ms)
+            else None
+        )
+        patch = decide(live, stored)
+        if patch is None:
+            return None
         state = apply_patch(_doc_bytes(old), patch, client_id=ctx.client_id, hlc=ctx.tick())
         return ctx.store(spec, key, old, _doc_frame(*state))
 

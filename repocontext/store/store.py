@@ -29,7 +29,7 @@ from repocontext.store import _writes as w
 from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, hlc_millis
-from repocontext.store.document import SEP, DocPatch, read_doc
+from repocontext.store.document import SEP, DocPatch, DocState, read_doc
 from repocontext.store.keys import key_bytes, validate_key
 from repocontext.store.lmdb_backend import DEFAULT_MAP_BYTES, LmdbBackend
 from repocontext.store.records import (
@@ -278,6 +278,29 @@ class Store:
             InvalidInputError: A field, set or register name is invalid.
         """
         return self._commit_live(tree, key, self.ops.merge_fields(tree, key, patch))
+
+    def update_doc(self, tree: str, key: str, decide: w.DocDecision) -> Record | None:
+        """Read a document and write the patch ``decide`` returns, in one write transaction.
+
+        ``decide(live, stored)`` sees the merged view (``live`` is ``None`` when the record is
+        absent, deleted or expired; ``stored`` includes those) and returns a patch or ``None``
+        to write nothing; an exception it raises aborts the transaction. Writers of all
+        processes are serialized, so this is a compare-and-set. Returns the new record, or
+        ``None`` when nothing was written.
+
+        Raises:
+            MergeModeError: ``tree`` is not a document tree.
+            InvalidInputError: The patch names an invalid field, set or register.
+        """
+
+        def checked(live: DocState | None, stored: DocState | None) -> DocPatch | None:
+            patch = decide(live, stored)
+            if patch is not None:
+                _check_patch(patch)
+            return patch
+
+        spec = tree_spec(tree)
+        return self._commit_one(tree, key, w.op_update_doc(spec, validate_key(key), checked))
 
     def set_flag(self, tree: str, key: str, present: bool) -> Record | None:
         """Add or remove an observed-remove flag.

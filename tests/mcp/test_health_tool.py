@@ -116,6 +116,7 @@ async def test_read_tools_are_listed_read_only_with_an_output_schema(
         "repocontext_scan",
         "repocontext_list_topics",
         "repocontext_neighbors",
+        "repocontext_claim_status",
     }
     for tool in tools.values():
         assert tool.annotations is not None and tool.annotations.read_only_hint is True

@@ -1,0 +1,152 @@
+"""Claim tools: claim, claim_next, renew_claim, release_claim, claim_status."""
+
+from __future__ import annotations
+
+from typing import Annotated, Final
+
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.workspace import Workspace
+
+__all__ = ["claim_tools"]
+
+CLAIM_WRITE: Final = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+Key = Annotated[str, Field(description="A memory key: repo/{repoId}/mem/{topic}/{id}.")]
+Owner = Annotated[str, Field(description="Who claims (agent or worker name).")]
+Lease = Annotated[float | None, Field(description="Lease seconds (default 60, capped).")]
+Token = Annotated[int, Field(description="The fencingToken your claim returned.")]
+
+
+class ClaimResult(WireModel):
+    """Result of ``repocontext_claim`` and ``repocontext_claim_next``."""
+
+    key: str | None
+    granted: bool
+    fencing_token: int | None = None
+    owner: str | None = None
+    lease_expires_at: float | None = None
+    reason: str | None = None
+
+
+class RenewResult(WireModel):
+    """Result of ``repocontext_renew_claim``."""
+
+    key: str
+    fencing_token: int
+    granted: bool
+    lease_expires_at: float | None = None
+    lease_shortened: bool | None = None
+    reason: str | None = None
+
+
+class ReleaseResult(WireModel):
+    """Result of ``repocontext_release_claim``."""
+
+    key: str
+    fencing_token: int
+    released: bool
+    reason: str | None = None
+
+
+class ClaimStatusResult(WireModel):
+    """Result of ``repocontext_claim_status``."""
+
+    key: str
+    exists: bool
+    claimed: bool
+    is_held: bool
+    fencing_token: int | None = None
+    owner: str | None = None
+    lease_expires_at: float | None = None
+    released_fencing_token: int | None = None
+    authoritative: bool = False
+
+
+def claim_tools(workspace: Workspace) -> list[ToolSpec]:
+    """Return the claim tools bound to ``workspace``."""
+    claims = workspace.claims
+
+    @map_errors
+    def repocontext_claim(
+        key: Key,
+        owner: Owner,
+        leaseSeconds: Lease = None,
+        maxWaitSeconds: Annotated[
+            float | None, Field(description="Wait this long in FIFO order (default: no wait).")
+        ] = None,
+    ) -> ClaimResult:
+        """Claim a memory entry; returns a fencingToken that only ever grows.
+
+        Pass the token with every write of the entry (repocontext_update / _forget
+        `fencingToken`). `granted: false` with `reason`: `missing`, `contended` (held by
+        another), `timeout` (waited `maxWaitSeconds`). Renew before `leaseExpiresAt`.
+        """
+        return ClaimResult.model_validate(
+            claims.claim(key, owner, lease_seconds=leaseSeconds, max_wait_seconds=maxWaitSeconds)
+        )
+
+    @map_errors
+    def repocontext_claim_next(
+        repoId: Annotated[str, Field(description="Repository id.")],
+        topic: Annotated[str, Field(description="The backlog topic.")],
+        owner: Owner,
+        leaseSeconds: Lease = None,
+    ) -> ClaimResult:
+        """Claim the oldest live entry of a topic that is not claimed and not done.
+
+        Many agents can drain one topic this way. When your work is done, write the result
+        with `repocontext_update` (`fields {status: done}`, your `fencingToken`), then
+        release. `reason: empty` when nothing is left.
+        """
+        return ClaimResult.model_validate(
+            claims.claim_next(repoId, topic, owner, lease_seconds=leaseSeconds)
+        )
+
+    @map_errors
+    def repocontext_renew_claim(
+        key: Key, fencingToken: Token, leaseSeconds: Lease = None
+    ) -> RenewResult:
+        """Extend your lease.
+
+        `reason: superseded` means another holder took the entry after your lease lapsed:
+        stop working on it (your writes will be refused).
+        """
+        return RenewResult.model_validate(
+            claims.renew(key, fencingToken, lease_seconds=leaseSeconds)
+        )
+
+    @map_errors
+    def repocontext_release_claim(key: Key, fencingToken: Token) -> ReleaseResult:
+        """Release your claim.
+
+        `reason`: `missing`, `unclaimed` (no claim or already released), `stale` (your token
+        is not the newest: someone else holds or held it since).
+        """
+        return ReleaseResult.model_validate(claims.release(key, fencingToken))
+
+    @map_errors
+    def repocontext_claim_status(key: Key) -> ClaimStatusResult:
+        """Show who holds an entry (advisory: `authoritative` is false; it may change at once)."""
+        return ClaimStatusResult.model_validate(claims.status(key))
+
+    return [
+        ToolSpec("repocontext_claim_status", repocontext_claim_status, "Claim status", READ_ONLY),
+        ToolSpec("repocontext_claim", repocontext_claim, "Claim", CLAIM_WRITE, writes=True),
+        ToolSpec(
+            "repocontext_claim_next", repocontext_claim_next, "Claim next", CLAIM_WRITE, writes=True
+        ),
+        ToolSpec(
+            "repocontext_renew_claim", repocontext_renew_claim, "Renew", CLAIM_WRITE, writes=True
+        ),
+        ToolSpec(
+            "repocontext_release_claim",
+            repocontext_release_claim,
+            "Release",
+            CLAIM_WRITE,
+            writes=True,
+        ),
+    ]

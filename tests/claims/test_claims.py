@@ -1,0 +1,287 @@
+"""Claims through the library: tokens, leases, the fence on write, backlog, FIFO waiting."""
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from repocontext.claims import (
+    ClaimRequiredError,
+    ClaimService,
+    ReleasedTokenError,
+    StaleTokenError,
+    UnissuedTokenError,
+)
+from repocontext.errors import InvalidInputError
+from repocontext.memory import MemoryService, WrongFamilyError
+from repocontext.settings import Settings
+from repocontext.store import MEMORY, STRUCTURAL, Store
+from repocontext.store.keys import file_key, repo_key
+from repocontext.testing import FakeClock
+from repocontext.workspace import Workspace
+
+
+def register(store: Store) -> None:
+    store.put(STRUCTURAL, repo_key("r"), {"repoId": "r", "root": "/nowhere"})
+
+
+@pytest.fixture
+def clock():
+    return FakeClock()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: FakeClock):
+    with Store.open(tmp_path / "data", clock=clock) as opened:
+        register(opened)
+        yield opened
+
+
+@pytest.fixture
+def memory(store):
+    return MemoryService(store)
+
+
+@pytest.fixture
+def claims(store):
+    return ClaimService(store, default_lease_seconds=30, max_lease_seconds=300)
+
+
+def entry(memory, title="item", topic="todo") -> str:
+    return memory.remember("r", topic, title=title)["key"]
+
+
+def test_claim_contend_release_and_reclaim(memory, claims, clock):
+    key = entry(memory)
+    first = claims.claim(key, "alice")
+    assert first["granted"] is True and first["fencingToken"] == 1
+    assert first["leaseExpiresAt"] == pytest.approx(clock.now() + 30)
+    assert claims.claim(key, "bob") == {"key": key, "granted": False, "reason": "contended"}
+    status = claims.status(key)
+    assert status == {
+        "key": key,
+        "exists": True,
+        "authoritative": False,
+        "claimed": True,
+        "isHeld": True,
+        "fencingToken": 1,
+        "owner": "alice",
+        "leaseExpiresAt": pytest.approx(clock.now() + 30),
+    }
+    assert memory.recall(key)["claim"]["owner"] == "alice"
+    assert claims.release(key, 1) == {"key": key, "fencingToken": 1, "released": True}
+    assert claims.status(key)["releasedFencingToken"] == 1
+    assert claims.status(key)["claimed"] is False
+    second = claims.claim(key, "bob", lease_seconds=10_000)
+    assert second["fencingToken"] == 2
+    assert second["leaseExpiresAt"] == pytest.approx(clock.now() + 300)  # capped at the maximum
+
+
+def test_the_fence_on_write_in_its_fixed_order(memory, claims):
+    key = entry(memory)
+    memory.update(key, fields={"body": "never claimed"}, fencing_token=7)  # 1. accepted
+    token = claims.claim(key, "alice")["fencingToken"]
+    with pytest.raises(ClaimRequiredError) as required:  # 2.
+        memory.update(key, fields={"body": "no token"})
+    assert required.value.code == "claim.required"
+    assert (
+        memory.update(key, fields={"body": "holder"}, fencing_token=token)["fields"]["body"]
+        == "holder"
+    )  # 7.
+    with pytest.raises(UnissuedTokenError):  # 5.
+        memory.update(key, fields={"body": "forged"}, fencing_token=token + 1)
+    claims.release(key, token)
+    with pytest.raises(ReleasedTokenError):  # 6.
+        memory.update(key, fields={"body": "after release"}, fencing_token=token)
+    memory.update(key, fields={"body": "anyone"})  # 3. released claim, no token
+    newer = claims.claim(key, "bob")["fencingToken"]
+    with pytest.raises(StaleTokenError):  # 4.
+        memory.update(key, fields={"body": "stale"}, fencing_token=token)
+    with pytest.raises(StaleTokenError):
+        memory.forget(key, fencing_token=token)
+    assert memory.recall(key)["fields"]["body"] == "anyone"
+    assert memory.forget(key, fencing_token=newer)["forgotten"] is True
+    with pytest.raises(InvalidInputError):
+        memory.update(key, fields={"body": "x"}, fencing_token=0)
+
+
+def test_an_expired_lease_taken_over_supersedes_the_old_holder(memory, claims, clock):
+    key = entry(memory)
+    old = claims.claim(key, "alice", lease_seconds=10)["fencingToken"]
+    clock.advance(5)
+    renewed = claims.renew(key, old, lease_seconds=10)
+    assert renewed["granted"] is True and renewed["leaseShortened"] is False
+    clock.advance(11)
+    # Lapsed, but nobody took it: the holder may still renew and write.
+    assert claims.renew(key, old)["granted"] is True
+    memory.update(key, fields={"title": "still mine"}, fencing_token=old)
+    clock.advance(31)
+    new = claims.claim(key, "bob")["fencingToken"]
+    assert new == old + 1
+    assert claims.renew(key, old) == {
+        "key": key,
+        "fencingToken": old,
+        "granted": False,
+        "reason": "superseded",
+    }
+    with pytest.raises(StaleTokenError):
+        memory.update(key, fields={"title": "late write"}, fencing_token=old)
+    assert memory.recall(key)["fields"]["title"] == "still mine"
+    assert claims.renew(key, new, lease_seconds=1000)["leaseShortened"] is True
+
+
+def test_release_reasons(memory, claims):
+    key = entry(memory)
+    missing = key.rsplit("/", 1)[0] + "/nope"
+    assert claims.release(missing, 1)["reason"] == "missing"
+    assert claims.release(key, 1)["reason"] == "unclaimed"
+    token = claims.claim(key, "a")["fencingToken"]
+    assert claims.release(key, token)["released"] is True
+    assert claims.release(key, token)["reason"] == "unclaimed"
+    claims.claim(key, "b")
+    assert claims.release(key, token)["reason"] == "stale"
+    assert claims.claim(missing, "a") == {"key": missing, "granted": False, "reason": "missing"}
+    assert claims.status(missing)["exists"] is False
+
+
+def test_tokens_survive_restarts_and_forgetting(tmp_path: Path, clock):
+    with Store.open(tmp_path / "d", clock=clock) as store:
+        register(store)
+        memory, claims = MemoryService(store), ClaimService(store)
+        key = memory.remember("r", "todo", entry_id="job", title="t")["key"]
+        for expected in (1, 2, 3):
+            token = claims.claim(key, "w")["fencingToken"]
+            assert token == expected
+            claims.release(key, token)
+        memory.forget(key)
+        clock.advance(7 * 24 * 3600)  # past any tombstone grace period
+        store.sweep()
+    with Store.open(tmp_path / "d", clock=clock) as store:
+        memory, claims = MemoryService(store), ClaimService(store)
+        memory.remember("r", "todo", entry_id="job", title="again")
+        assert claims.claim(key, "w")["fencingToken"] == 4
+
+
+def test_bad_input_is_refused(memory, claims):
+    key = entry(memory)
+    with pytest.raises(WrongFamilyError):
+        claims.claim(file_key("r", "a.py"), "w")
+    with pytest.raises(InvalidInputError):
+        claims.claim(key, "")
+    with pytest.raises(InvalidInputError):
+        claims.claim(key, "w", lease_seconds=-1)
+    with pytest.raises(InvalidInputError):
+        claims.renew(key, -3)
+    assert claims.status(key)["claimed"] is False
+
+
+def test_claim_next_drains_a_backlog_oldest_first(memory, claims, clock):
+    items = [entry(memory, f"job {i}", topic="backlog") for i in range(4)]
+    clock.advance(1)
+    got = []
+    for worker in ("w1", "w2", "w3"):
+        result = claims.claim_next("r", "backlog", worker)
+        got.append(result["key"])
+    assert got == items[:3]
+    done = claims.claim_next("r", "backlog", "w4")
+    memory.update(done["key"], fields={"status": "done"}, fencing_token=done["fencingToken"])
+    claims.release(done["key"], done["fencingToken"])
+    assert claims.claim_next("r", "backlog", "w5") == {
+        "key": None,
+        "granted": False,
+        "reason": "empty",
+    }
+    clock.advance(31)  # the first three leases lapse: their items are claimable again
+    again = claims.claim_next("r", "backlog", "w6")
+    assert again["key"] == items[0] and again["fencingToken"] == 2
+
+
+def test_waiters_are_served_in_arrival_order(tmp_path: Path):
+    settings_ = Settings(data_dir=tmp_path / "data", embedder="off")
+    with Workspace.open(settings_) as ws:
+        register(ws.store)
+        key = ws.memory.remember("r", "todo", title="contended")["key"]
+        holder = ws.claims.claim(key, "holder", lease_seconds=0.4)
+        order: list[str] = []
+
+        def wait_for(name: str) -> None:
+            result = ws.claims.claim(key, name, lease_seconds=0.3, max_wait_seconds=5)
+            assert result["granted"], result
+            order.append(name)
+
+        first = threading.Thread(target=wait_for, args=("first",))
+        first.start()
+        time.sleep(0.1)
+        second = threading.Thread(target=wait_for, args=("second",))
+        second.start()
+        first.join(10)
+        second.join(10)
+        assert order == ["first", "second"]
+        assert holder["fencingToken"] == 1
+        assert ws.claims.status(key)["fencingToken"] == 3
+        busy = ws.claims.claim(key, "late", max_wait_seconds=0.05)
+        assert busy["granted"] is False and busy["reason"] == "timeout"
+        assert not any(s for s in ws.store.get(MEMORY, key).doc.sets.get("waiters", ()))
+
+
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["claim", "renew", "release", "write", "expire", "merge", "remote"]),
+        st.integers(0, 2),
+    ),
+    max_size=40,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=OPS)
+def test_tokens_only_grow_and_stale_writes_never_land(tmp_path_factory, ops):
+    """Any interleaving of claim, renew, release, expiry, writes and replica merges."""
+    base = tmp_path_factory.mktemp("prop")
+    clock = FakeClock()
+    with Store.open(base / "a", clock=clock) as a, Store.open(base / "b", clock=clock) as b:
+        register(a)
+        register(b)
+        memory_a, claims_a, claims_b = MemoryService(a), ClaimService(a), ClaimService(b)
+        key = memory_a.remember("r", "todo", entry_id="x", title="0")["key"]
+        b.apply_update(MEMORY, key, a.export_update(MEMORY, key))
+        held: dict[int, int] = {}  # worker -> token it believes it holds
+        highest_seen = 0
+        for op, worker in ops:
+            if op == "claim":
+                got = claims_a.claim(key, f"w{worker}")
+                if got["granted"]:
+                    assert got["fencingToken"] > highest_seen
+                    held[worker] = got["fencingToken"]
+            elif op == "renew" and worker in held:
+                claims_a.renew(key, held[worker])
+            elif op == "release" and worker in held:
+                claims_a.release(key, held[worker])
+            elif op == "expire":
+                clock.advance(31 + worker * 30)
+            elif op == "merge":
+                a.apply_update(MEMORY, key, b.export_update(MEMORY, key))
+            elif op == "remote":  # the other replica issues a claim, then is merged in
+                b.apply_update(MEMORY, key, a.export_update(MEMORY, key))
+                claims_b.claim(key, f"remote{worker}")
+                a.apply_update(MEMORY, key, b.export_update(MEMORY, key))
+            elif op == "write" and worker in held:
+                token = held[worker]
+                doc = a.get(MEMORY, key).doc
+                fence = doc.maxima.get("fence", 0)
+                try:
+                    memory_a.update(
+                        key, fields={"title": f"w{worker}:{token}"}, fencing_token=token
+                    )
+                except (StaleTokenError, UnissuedTokenError, ReleasedTokenError):
+                    assert token != fence or doc.fields.get("claimReleased")
+                else:
+                    assert token == fence  # only the newest token's write lands
+            fence = a.get(MEMORY, key).doc.maxima.get("fence", 0)
+            assert fence >= highest_seen  # never backwards, merges included
+            highest_seen = fence

@@ -1,0 +1,39 @@
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from repocontext.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_claims_commands(tmp_path: Path):
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    key = json.loads(
+        invoke("memory", "remember", "backlog", "--title", "job", "--data-dir", data, "--json")
+    )["key"]
+    got = json.loads(
+        invoke("claims", "next", "backlog", "--owner", "w1", "--data-dir", data, "--json")
+    )
+    assert got["key"] == key and got["fencingToken"] == 1
+    assert "not granted (contended)" in invoke(
+        "claims", "claim", key, "--owner", "w2", "--data-dir", data
+    )
+    assert "held by w1, token 1" in invoke("claims", "status", key, "--data-dir", data)
+    assert "granted=True" in invoke(
+        "claims", "renew", key, "1", "--lease", "30", "--data-dir", data
+    )
+    assert "released=True" in invoke("claims", "release", key, "1", "--data-dir", data)
+    assert "released=False (unclaimed)" in invoke("claims", "release", key, "1", "--data-dir", data)
+    assert "granted, token 2" in invoke("claims", "claim", key, "--owner", "w2", "--data-dir", data)
