@@ -21,20 +21,24 @@ store, and threads of one, never both win.
 from __future__ import annotations
 
 import math
+import threading
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any, Final
 
 from repocontext.claims.fence import FENCE, LEASE, OWNER, RELEASED, TOKEN, claim_state
 from repocontext.errors import InvalidInputError
 from repocontext.memory.service import memory_repo_id
-from repocontext.store import MEMORY, Store, Value
+from repocontext.store import MEMORY, Record, Store, Value
 from repocontext.store.document import DocPatch, DocState
 from repocontext.store.keys import family_prefix
 
 __all__ = ["ClaimService"]
 
 WAITERS: Final = "waiters"
+RESCAN_EVERY: Final = 100
+"""claim_next scans a backlog from its start once in this many calls (else from its cursor)."""
 POLL_SECONDS: Final = 0.02
 MAX_WAIT_SECONDS: Final = 300.0
 MAX_OWNER_CHARS: Final = 200
@@ -54,6 +58,11 @@ class ClaimService:
         self.store = store
         self.default_lease = default_lease_seconds
         self.max_lease = max_lease_seconds
+        # Per backlog: the first entry not known to be done, and calls since the last full
+        # scan. Done items form a growing prefix of a drained topic; skipping it keeps
+        # claim_next from decoding every finished item on every call.
+        self._cursors: dict[str, tuple[str, int]] = {}
+        self._cursor_lock = threading.Lock()
 
     # -- claim -------------------------------------------------------------------------
 
@@ -103,13 +112,17 @@ class ClaimService:
         lease, _ = self._lease(lease_seconds)
         now = self.store.clock.now()
         prefix = family_prefix(repo_id, "mem", topic)
-        for record in self.store.iter_records(MEMORY, prefix, page_size=200):
+        start, done_prefix = self._cursor(prefix), True
+        for record in self._records_from(prefix, start):
             doc = record.doc
             if doc is None or doc.fields.get("status") == "done":
+                if done_prefix:
+                    self._advance(prefix, record.key + "\x00")
                 continue
+            done_prefix = False
             if claim_state(doc).live(now) or _live_waiters(doc, now):
                 continue
-            result = self._try(record.key, owner, lease, ticket=None)
+            result = self._try(record.key, owner, lease, ticket=None, open_only=True)
             if result["granted"]:
                 return result
         return {"key": None, "granted": False, "reason": "empty"}
@@ -196,13 +209,40 @@ class ClaimService:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _try(self, key: str, owner: str, lease: float, *, ticket: str | None) -> dict[str, Any]:
+    def _cursor(self, prefix: str) -> str:
+        with self._cursor_lock:
+            start, calls = self._cursors.get(prefix, (prefix, 0))
+            if calls >= RESCAN_EVERY:  # now and then from the start: an item may be reopened
+                start, calls = prefix, 0
+            self._cursors[prefix] = (start, calls + 1)
+            return start
+
+    def _advance(self, prefix: str, start: str) -> None:
+        with self._cursor_lock:
+            current, calls = self._cursors.get(prefix, (prefix, 0))
+            self._cursors[prefix] = (max(current, start), calls)
+
+    def _records_from(self, prefix: str, start: str) -> Iterator[Record]:
+        while True:
+            page = self.store.scan(MEMORY, prefix, limit=200, start=start)
+            yield from page.records
+            if page.next_token is None or not page.records:
+                return
+            start = page.records[-1].key + "\x00"
+
+    def _try(
+        self, key: str, owner: str, lease: float, *, ticket: str | None, open_only: bool = False
+    ) -> dict[str, Any]:
         now = self.store.clock.now()
         outcome: dict[str, Any] = {"key": key}
 
         def decide(live: DocState | None, stored: DocState | None) -> DocPatch | None:
             if live is None:
                 outcome.update(granted=False, reason="missing")
+                return None
+            if open_only and live.fields.get("status") == "done":
+                # Checked again here: the item may have been finished since it was listed.
+                outcome.update(granted=False, reason="done")
                 return None
             state = claim_state(live)
             waiting = _live_waiters(live, now)
