@@ -79,14 +79,14 @@ def test_eight_workers_drain_a_backlog_through_kills_and_takeovers(tmp_path: Pat
     workers = []
     try:
         wait_ready(base, server)
-        for i in range(WORKERS):
-            workers.append(
-                subprocess.Popen(
-                    [sys.executable, str(worker), f"{base}/mcp", f"w{i}", "40"],
-                    stdout=subprocess.PIPE,
-                    text=True,
-                )
+        workers.extend(
+            subprocess.Popen(
+                [sys.executable, str(worker), f"{base}/mcp", f"w{i}", "40"],
+                stdout=subprocess.PIPE,
+                text=True,
             )
+            for i in range(WORKERS)
+        )
         # Kill some workers once each holds an item (it printed a claim and nothing after).
         killed = []
         for proc in workers[:KILLED]:
