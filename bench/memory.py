@@ -13,13 +13,11 @@ import argparse
 import asyncio
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from multiprocessing import get_context
@@ -94,14 +92,9 @@ def lmdb_anchor(directory: Path, count: int = 2000) -> float:
     return count / elapsed
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start_server(work: Path) -> tuple[subprocess.Popen[bytes], str]:
     from repocontext.settings import Settings
+    from repocontext.testing import free_port, wait_live
     from repocontext.workspace import Workspace
 
     repo = work / "ws" / "bench"
@@ -132,15 +125,12 @@ def start_server(work: Path) -> tuple[subprocess.Popen[bytes], str]:
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/health/live", timeout=1):
-                return server, f"{base}/mcp"
-        except OSError:
-            time.sleep(0.2)
-    server.kill()
-    raise RuntimeError("the server never became live")
+    try:
+        wait_live(base, server)
+    except RuntimeError:
+        server.kill()
+        raise
+    return server, f"{base}/mcp"
 
 
 def measure(url: str, clients: int, count: int) -> dict[str, dict[str, float]]:

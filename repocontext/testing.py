@@ -1,14 +1,45 @@
-"""Test fakes shared by the test suite and by downstream consumers' tests.
+"""Test helpers shared by the test suite, the benchmarks and downstream consumers' tests.
 
-Only deterministic stand-ins for injected effects live here (the clock); nothing in this
-module replaces a real part of ``repocontext``.
+Deterministic stand-ins for injected effects (the clock), and what it takes to talk to a real
+server process (a free port, waiting until it is live). Nothing in this module replaces a
+real part of ``repocontext``.
 """
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import threading
+import time
+import urllib.request
 
-__all__ = ["FakeClock"]
+__all__ = ["FakeClock", "free_port", "wait_live"]
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_live(base_url: str, server: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """Wait until ``base_url``/health/live answers 200.
+
+    Raises:
+        RuntimeError: The server exited, or did not become live in ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"the server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{base_url}/health/live", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{base_url} did not become live in {timeout:.0f} s")
 
 
 class FakeClock:

@@ -195,18 +195,7 @@ class KeywordIndex:
 
     def search_memory(self, query_terms: Sequence[str], limit: int) -> list[KeywordHit]:
         """Return up to ``limit`` memory keys matching any of the terms, best first."""
-        if not query_terms or limit <= 0:
-            return []
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in query_terms)
-        weights = ", ".join(str(w) for w in MEMORY_WEIGHTS)
-        sql = (
-            f"SELECT mems.key, bm25(memdocs, {weights}) AS rank FROM memdocs "
-            "JOIN mems ON mems.id = memdocs.rowid WHERE memdocs MATCH ? ORDER BY rank, mems.key "
-            "LIMIT ?"
-        )
-        with self._lock:
-            rows = self._db.execute(sql, (match, limit)).fetchall()
-        return [KeywordHit(key, -float(rank)) for key, rank in rows]
+        return self._bm25("memdocs", "mems", "key", MEMORY_WEIGHTS, query_terms, limit)
 
     def memory_keys_of(self, entry_ids: Iterable[str]) -> list[str]:
         """Return the keys of the indexed memory entries with one of these ids."""
@@ -222,18 +211,30 @@ class KeywordIndex:
 
     def search(self, query_terms: Sequence[str], limit: int) -> list[KeywordHit]:
         """Return up to ``limit`` files matching any of the terms, best first."""
+        return self._bm25("docs", "files", "path", WEIGHTS, query_terms, limit)
+
+    def _bm25(
+        self,
+        table: str,
+        rows_of: str,
+        name: str,
+        weights: Sequence[float],
+        query_terms: Sequence[str],
+        limit: int,
+    ) -> list[KeywordHit]:
+        """Rank the rows of an FTS5 ``table`` (names in ``rows_of.name``) by weighted BM25."""
         if not query_terms or limit <= 0:
             return []
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in query_terms)
-        weights = ", ".join(str(w) for w in WEIGHTS)
+        columns = ", ".join(str(w) for w in weights)
         sql = (
-            f"SELECT files.path, bm25(docs, {weights}) AS rank FROM docs "
-            "JOIN files ON files.id = docs.rowid WHERE docs MATCH ? ORDER BY rank, files.path "
-            "LIMIT ?"
+            f"SELECT {rows_of}.{name}, bm25({table}, {columns}) AS rank FROM {table} "
+            f"JOIN {rows_of} ON {rows_of}.id = {table}.rowid WHERE {table} MATCH ? "
+            f"ORDER BY rank, {rows_of}.{name} LIMIT ?"
         )
         with self._lock:
             rows = self._db.execute(sql, (match, limit)).fetchall()
-        return [KeywordHit(path, -float(rank)) for path, rank in rows]
+        return [KeywordHit(found, -float(rank)) for found, rank in rows]
 
     def _meta(self, key: str) -> str | None:
         with self._lock:

@@ -4,11 +4,8 @@ test kills some of them mid-item: every item ends done, and never by a supersede
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -16,30 +13,12 @@ import pytest
 from repocontext.settings import Settings
 from repocontext.store import MEMORY
 from repocontext.store.keys import family_prefix
+from repocontext.testing import free_port, wait_live
 from repocontext.workspace import Workspace
 
 ITEMS = 1000
 WORKERS = 8
 KILLED = 3
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_ready(base: str, server: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert server.poll() is None, "the server exited"
-        try:
-            with urllib.request.urlopen(f"{base}/health/live", timeout=1) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError("the server never became live")
 
 
 @pytest.mark.timeout(600)
@@ -78,7 +57,7 @@ def test_eight_workers_drain_a_backlog_through_kills_and_takeovers(tmp_path: Pat
     worker = Path(__file__).with_name("drain_worker.py")
     workers = []
     try:
-        wait_ready(base, server)
+        wait_live(base, server)
         workers.extend(
             subprocess.Popen(
                 [sys.executable, str(worker), f"{base}/mcp", f"w{i}", "40"],

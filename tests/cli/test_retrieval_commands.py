@@ -1,13 +1,13 @@
 import json
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from repocontext.cli import app
+from repocontext.testing import wait_live
 from repocontext.tokens import count_tokens
 
 runner = CliRunner()
@@ -75,12 +75,7 @@ def test_stats_reads_a_running_server(tmp_path):
     )
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"{url}/health/live", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_live(url, server)
         figures = json.loads(invoke("stats", "--url", url, "--json"))
         assert figures == {
             "calls": 0,
