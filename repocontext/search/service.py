@@ -45,17 +45,16 @@ REBUILD_ABOVE: Final = 2000
 MAX_SYMBOL_REASONS: Final = 3
 _CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
 SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several per file)
-RRF_K: Final = 60
-SEMANTIC_WEIGHT: Final = 0.5
-"""Weight of the semantic ranking in the fusion (keyword: 1), from the evaluation."""
+RRF_K: Final = 20
+"""The rank offset of reciprocal rank fusion: small, so the top of each list counts most."""
+SEMANTIC_WEIGHT: Final = 0.2
+"""Weight of the semantic ranking in the fusion (keyword: 1). Both from a sweep over the
+retrieval evaluation (docs/retrieval.md, "Fusion constants")."""
 GRAPH_SEEDS: Final = 3
 GRAPH_SHARE: Final = 0.15
 """What a file imported by, or testing, one of the top hits gains, as a share of the top score."""
 PROSE_FACTOR: Final = 0.5
 """Score multiplier of files without a parsed language (docs, config, changelogs)."""
-SEMANTIC_GATE: Final = 0.0
-"""How much a clear keyword winner (top BM25 score well above the second) damps the semantic
-weight: ``weight * (1 - gate * (1 - second / top))``."""
 RERANK_SHARE: Final = 0.3
 """The definition bonus, as a share of the best BM25 score of the query (at least 1)."""
 _DEFINITION_KINDS: Final = frozenset(
@@ -197,8 +196,7 @@ class SearchService:
         if nearest is None:
             scores, path_kind = keyword, self._fallback_path()
         else:
-            weight = SEMANTIC_WEIGHT * (1 - SEMANTIC_GATE * _margin([h.score for h in found]))
-            scores = _fuse([(list(keyword), 1.0), (list(semantic), weight)])
+            scores = _fuse([(list(keyword), 1.0), (list(semantic), SEMANTIC_WEIGHT)])
             plane = "approximate" if self._approximate(repo_id) else "exact"
             kind = "hybrid" if keyword and semantic else "semantic" if semantic else "keyword"
             path_kind = f"{kind}.{plane}"
@@ -409,13 +407,6 @@ def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
         for rank, path in enumerate(ranking, start=1):
             fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
     return fused
-
-
-def _margin(scores: list[float]) -> float:
-    """How far the best keyword score stands above the second (0: a tie or nothing found)."""
-    if len(scores) < 2 or scores[0] <= 0:
-        return 0.0
-    return max(0.0, 1 - scores[1] / scores[0])
 
 
 def _mentions(text: str, query: set[str]) -> bool:
