@@ -155,7 +155,7 @@ class Workspace:
         )
         """Index jobs and views (outline, related, changed) over this workspace's store."""
         self.search = SearchService(store, settings.data_dir / "search", self.semantic)
-        self.memory = MemoryService(store)
+        self.memory = MemoryService(store, on_write=self.semantic.schedule)
         self.claims = ClaimService(
             store,
             default_lease_seconds=settings.claim_default_lease_seconds,

@@ -82,9 +82,14 @@ class WrongFamilyError(InvalidInputError):
 class MemoryService:
     """Remember, update, forget and read memory entries of registered repositories."""
 
-    def __init__(self, store: Store) -> None:
-        """Serve the memory tree of ``store`` (its clock decides what has expired)."""
+    def __init__(self, store: Store, on_write: Callable[[str], None] | None = None) -> None:
+        """Serve the memory tree of ``store`` (its clock decides what has expired).
+
+        ``on_write`` is called with the repository id after each write that changed an entry
+        (the workspace schedules the embedding of the changed entries with it).
+        """
         self.store = store
+        self._on_write = on_write
 
     # -- writes ------------------------------------------------------------------------
 
@@ -243,6 +248,7 @@ class MemoryService:
         record = self.store.update_doc(MEMORY, key, decide)
         if record is None:
             return {"key": key, "forgotten": False}
+        self._written(key)
         if lapse:
             return {"key": key, "forgotten": True, "lapsesAt": record.expires_at}
         return {"key": key, "forgotten": True}
@@ -386,7 +392,12 @@ class MemoryService:
         record = self.store.update_doc(MEMORY, key, decide)
         if record is None:  # decide always returns a patch, so something was stored
             raise MemoryNotFoundError(f"no memory entry {key!r}")
+        self._written(key)
         return memory_view(self.store, key, record)
+
+    def _written(self, key: str) -> None:
+        if self._on_write is not None:
+            self._on_write(memory_repo_id(key))
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
         record = self.store.get(STRUCTURAL, repo_key(repo_id))

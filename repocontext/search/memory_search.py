@@ -4,13 +4,14 @@ A memory row holds the title, the tags and topic, and the body as terms (BM25 we
 :data:`~repocontext.search.keyword.MEMORY_WEIGHTS`), plus the entry id for exact lookups. A
 hit's reasons come in the fixed order of the vocabulary: ``tag:<t>`` (up to three tags sharing
 a term with the query), ``topic-match``, ``content-match`` (title or body), ``key-match`` (the
-query names the entry's key or id). Entries that expired since they were indexed are dropped
-when ranked (the store no longer returns them).
+query names the entry's key or id), ``semantic`` (the vectors found it). Entries that expired
+since they were indexed are dropped when ranked (the store no longer returns them).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,11 +54,30 @@ def memory_doc(record: Record) -> MemoryDoc | None:
 
 
 def rank_memory(
-    store: Store, index: KeywordIndex, query: str, query_terms: list[str], k: int
+    store: Store,
+    index: KeywordIndex,
+    query: str,
+    query_terms: list[str],
+    k: int,
+    similar: Sequence[str] = (),
+    fusion: tuple[float, int] = (0.2, 20),
 ) -> list[MemoryHit]:
-    """Rank a repository's live memory entries for a query, best first, at most ``k``."""
+    """Rank a repository's live memory entries for a query, best first, at most ``k``.
+
+    ``similar``: the entries the vectors found, best first; when given, the keyword and the
+    vector rankings are fused by weighted reciprocal rank, as for files (``fusion``: the
+    weight of the vectors and the rank offset).
+    """
     named = set(_named_keys(index, query))
     found = {hit.path: hit.score for hit in index.search_memory(query_terms, k * 2)}
+    near = list(dict.fromkeys(similar))
+    if near:
+        fused: dict[str, float] = {}
+        semantic_weight, offset = fusion
+        for weight, ranking in ((1.0, list(found)), (semantic_weight, near)):
+            for rank, key in enumerate(ranking, 1):
+                fused[key] = fused.get(key, 0.0) + weight / (offset + rank)
+        found = fused
     top = max(found.values(), default=1.0)
     for key in named:  # an entry the query names outranks every term match
         found[key] = found.get(key, 0.0) + top + 1.0
@@ -67,7 +87,7 @@ def rank_memory(
         record = store.get(MEMORY, key)
         if record is None or record.doc is None:
             continue  # expired or forgotten since it was indexed
-        hits.append(_hit(record, round(found[key], 4), wanted, key in named))
+        hits.append(_hit(record, round(found[key], 4), wanted, key in named, key in near))
         if len(hits) >= k:
             break
     return hits
@@ -79,7 +99,7 @@ def _named_keys(index: KeywordIndex, query: str) -> list[str]:
     return index.memory_keys_of(i for i in ids if len(i) >= _MIN_ID)
 
 
-def _hit(record: Record, score: float, query: set[str], named: bool) -> MemoryHit:
+def _hit(record: Record, score: float, query: set[str], named: bool, similar: bool) -> MemoryHit:
     assert record.doc is not None
     parsed = parse_key(record.key)
     fields = record.doc.fields
@@ -92,6 +112,8 @@ def _hit(record: Record, score: float, query: set[str], named: bool) -> MemoryHi
         reasons.append("content-match")
     if named:
         reasons.append("key-match")
+    if similar:
+        reasons.append("semantic")
     entry: dict[str, Any] = {
         "kind": "memory",
         "topic": parsed.topic,

@@ -3,15 +3,19 @@
 After an index run changes files, :meth:`SemanticService.schedule` embeds them in a daemon
 thread: files whose blob id the vector plane already holds keep their rows, changed and new
 files are chunked (:func:`~repocontext.search.embed.chunks_of`) and embedded, removed files
-drop out, and the plane is rewritten. Progress and the result live in the vector-metadata
-record ``repo/{id}/vec/status`` (``status``, ``space``, ``chunksDone``, ``chunksTotal``,
-``vectors``, ``finishedAt``), which ``index_status`` and health read. Semantic answers come
-only from a completed plane of the configured space: while a plane is building, or without an
-embedder, search fails closed to keyword-only and says so.
+drop out, and the plane is rewritten. Memory entries are embedded too, one chunk each (title,
+tags and body), under the plane path ``MEMORY_PATH_PREFIX + key`` (which no file path can
+have), and re-embedded when that text changes; memory writes schedule a pass as index runs
+do. Progress and the result live in the vector-metadata record ``repo/{id}/vec/status``
+(``status``, ``space``, ``chunksDone``, ``chunksTotal``, ``vectors``, ``finishedAt``), which
+``index_status`` and health read. Semantic answers come only from a completed plane of the
+configured space: while a plane is building, or without an embedder, search fails closed to
+keyword-only and says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 import time
@@ -25,13 +29,15 @@ import numpy as np
 from repocontext.index.nodes import file_text
 from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
 from repocontext.search.vectors import ChunkHit, VectorPlane
-from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store
+from repocontext.store import MEMORY, STRUCTURAL, VECTOR_METADATA, Clock, Record, Store
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import family_prefix, repo_key, vec_key
 
-__all__ = ["EmbedReport", "SemanticService"]
+__all__ = ["MEMORY_PATH_PREFIX", "EmbedReport", "SemanticService", "memory_key_of"]
 
 BATCH: Final = 256
+MEMORY_PATH_PREFIX: Final = "\x1fmem\x1f"
+"""Plane paths of memory entries start with this (file paths never hold control characters)."""
 STATUS_INTERVAL_S: Final = 0.5
 
 _log = logging.getLogger(__name__)
@@ -200,15 +206,18 @@ class SemanticService:
             current[path] = str(blob) if blob is not None else None
             if plane.files.get(path) != current[path] or path not in plane.files:
                 todo.append(node)
+        notes = self._memory_todo(repo_id, plane, current)
         space = embedder.space.id
         if (
             not todo
+            and not notes
             and set(plane.files) == set(current)
             and self.status(repo_id).get("space") == space
         ):
             return EmbedReport(0, 0, plane.size, time.perf_counter() - started)
-        kept_vectors, kept_rows = plane.rows_of(set(current) - {str(n["path"]) for n in todo})
-        chunks: list[Chunk] = []
+        changed = {str(n["path"]) for n in todo} | {n.path for n in notes}
+        kept_vectors, kept_rows = plane.rows_of(set(current) - changed)
+        chunks: list[Chunk] = list(notes)
         for node in todo:
             text = file_text(self.store, repo_id, str(node["path"]))
             if text is not None:
@@ -243,5 +252,41 @@ class SemanticService:
         )
         return EmbedReport(len(todo), total, plane.size, time.perf_counter() - started)
 
+    def _memory_todo(
+        self, repo_id: str, plane: VectorPlane, current: dict[str, str | None]
+    ) -> list[Chunk]:
+        """Record every live memory entry in ``current``; return those to (re-)embed."""
+        notes: list[Chunk] = []
+        for record in self.store.iter_records(MEMORY, family_prefix(repo_id, "mem")):
+            note = _memory_chunk(record)
+            if note is None:
+                continue
+            current[note.path] = note.symbol
+            if plane.files.get(note.path) != note.symbol:
+                notes.append(note)
+        return notes
+
     def _set_status(self, repo_id: str, value: dict[str, Any]) -> None:
         self.store.put(VECTOR_METADATA, vec_key(repo_id, "status"), value)
+
+
+def memory_key_of(path: str) -> str | None:
+    """The memory key a plane path stands for (``None`` for a file path)."""
+    return path[len(MEMORY_PATH_PREFIX) :] if path.startswith(MEMORY_PATH_PREFIX) else None
+
+
+def _memory_chunk(record: Record) -> Chunk | None:
+    """The one chunk of a live memory entry; its ``symbol`` holds a digest of the text."""
+    if record.doc is None:
+        return None
+    fields = record.doc.fields
+    tags = " ".join(sorted(record.doc.sets.get("tags", ())))
+    text = "\n".join(
+        part
+        for part in (str(fields.get("title") or ""), tags, str(fields.get("body") or ""))
+        if part
+    )
+    if not text:
+        return None
+    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
+    return Chunk(MEMORY_PATH_PREFIX + record.key, "memory", 0, 0, digest, text)

@@ -11,9 +11,9 @@ Reasons, in this fixed order (the vocabulary of DESIGN.md section 5): ``path-nam
 shares a term with the query, best first), ``content-match`` (a query term occurs in the
 text), ``semantic`` (semantic retrieval found it), then ``chunk:symbol`` when the hit is
 anchored on a symbol (its ``lines``) or ``chunk:file``. Memory entries (scopes ``memory`` and
-``all``) have ``tag:<t>``, ``topic-match``, ``content-match`` and ``key-match``
-(:mod:`repocontext.search.memory_search`); they are ranked by keyword only, and ``all``
-interleaves them with the code hits by reciprocal rank.
+``all``) have ``tag:<t>``, ``topic-match``, ``content-match``, ``key-match`` and ``semantic``
+(:mod:`repocontext.search.memory_search`); keyword and vector rankings of the entries are
+fused like those of files, and ``all`` interleaves them with the code hits by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from repocontext.errors import InvalidInputError, InvalidKeyError, NotFoundError
 from repocontext.index.nodes import file_text
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
-from repocontext.search.semantic import SemanticService
+from repocontext.search.semantic import SemanticService, memory_key_of
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
 from repocontext.store import MEMORY, STRUCTURAL, XREF, Store
@@ -38,8 +38,6 @@ from repocontext.store.keys import family_prefix, file_key, repo_key, xref_key
 __all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
 
 SearchScope = Literal["code", "memory", "all"]
-MEMORY_PATH: Final = "keyword.memory"
-"""``retrievalPath`` of the memory scope: memory entries are ranked by keyword only."""
 REBUILD_ABOVE: Final = 2000
 """Changed files above which a sync rebuilds instead of applying the feed."""
 MAX_SYMBOL_REASONS: Final = 3
@@ -182,17 +180,24 @@ class SearchService:
         self.sync(repo_id)
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
         query_terms = unique_terms(query)
-        if scope == "memory":
-            notes = self._memory_hits(repo_id, query, query_terms, k)
-            return SearchResult("keyword" if notes else "empty", MEMORY_PATH, notes, freshness)
-        found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
-        keyword = {hit.path: hit.score for hit in found}
         nearest = (
             self.semantic.search(repo_id, query, k * SEMANTIC_CHUNKS) if self.semantic else None
         )
         semantic: dict[str, ChunkHit] = {}
+        similar_notes: list[str] = []  # memory keys the vectors found, best first
         for chunk in nearest or []:
-            semantic.setdefault(chunk.path, chunk)  # best chunk per file (hits come best first)
+            note = memory_key_of(chunk.path)
+            if note is not None:
+                similar_notes.append(note)
+            else:
+                semantic.setdefault(chunk.path, chunk)  # best chunk per file (best first)
+        if scope == "memory":
+            notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
+            return SearchResult(
+                *self._memory_mode(repo_id, nearest, notes, similar_notes), notes, freshness
+            )
+        found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
+        keyword = {hit.path: hit.score for hit in found}
         if nearest is None:
             scores, path_kind = keyword, self._fallback_path()
         else:
@@ -214,17 +219,33 @@ class SearchService:
         )
         hits = [self._with_content_reason(repo_id, h, query_set) for h in ranked[:k]]
         if scope == "all":
-            hits = _interleave(hits, self._memory_hits(repo_id, query, query_terms, k), k)
+            notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
+            hits = _interleave(hits, notes, k)
         mode = path_kind.split(".")[0] if hits else "empty"
         return SearchResult(mode, path_kind, hits, freshness)
 
     def _memory_hits(
-        self, repo_id: str, query: str, query_terms: list[str], k: int
+        self, repo_id: str, query: str, query_terms: list[str], k: int, similar: list[str]
     ) -> list[SearchHit]:
         index = self.keyword_index(repo_id)
-        return [
-            _memory_search_hit(hit) for hit in rank_memory(self.store, index, query, query_terms, k)
-        ]
+        fusion = (SEMANTIC_WEIGHT, RRF_K)
+        ranked = rank_memory(self.store, index, query, query_terms, k, similar, fusion)
+        return [_memory_search_hit(hit) for hit in ranked]
+
+    def _memory_mode(
+        self,
+        repo_id: str,
+        nearest: list[ChunkHit] | None,
+        notes: list[SearchHit],
+        similar: list[str],
+    ) -> tuple[str, str]:
+        """``mode`` and ``retrievalPath`` of a memory-scope answer."""
+        if nearest is None:
+            return ("keyword" if notes else "empty"), self._fallback_path()
+        plane = "approximate" if self._approximate(repo_id) else "exact"
+        by_words = any("semantic" not in hit.reasons for hit in notes)
+        kind = "hybrid" if similar and by_words else "semantic" if similar else "keyword"
+        return (kind if notes else "empty"), f"{kind}.{plane}"
 
     def _graph_boost(self, repo_id: str, ranked: list[SearchHit]) -> list[SearchHit]:
         """Lift the candidates the top hits import, below those hits (a graph signal)."""

@@ -41,7 +41,7 @@ def test_memory_scope_ranks_entries_with_reasons(ws):
     )
     other = ws.memory.remember("demo", "decisions", title="Use LMDB", body="durable storage")
     result = ws.search.search("demo", "cache eviction", scope="memory")
-    assert result.mode == "keyword" and result.retrieval_path == "keyword.memory"
+    assert result.mode == "keyword" and result.retrieval_path == "keyword.no_embedder"
     assert keys(result) == [evict["key"]]
     [hit] = result.hits
     assert hit.path is None and hit.lines is None
@@ -83,3 +83,31 @@ def test_a_deleted_index_is_rebuilt_with_the_memory_entries(ws):
     index = ws.search.keyword_index("demo")
     index.clear()
     assert keys(ws.search.search("demo", "rebuild", scope="memory")) == [made["key"]]
+
+
+def test_memory_entries_are_embedded_and_fused_with_the_keyword_ranking(tmp_path: Path):
+    repo = tmp_path / "ws" / "demo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "db.py").write_text("def migrate(schema):\n    return schema\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="static")
+    with Workspace.open(settings) as ws:
+        ws.bootstrap(repo, "demo", background=False)
+        ws.semantic.wait("demo", 60)
+        evict = ws.memory.remember("demo", "gotchas", title="Cache eviction runs on every write")
+        ws.memory.remember("demo", "decisions", title="Database migrations need a backup first")
+        ws.semantic.wait("demo", 60)  # the write scheduled an embedding pass
+        assert ws.semantic.ready_vectors("demo") >= 3
+        # No term in common with the entry: only the vectors can find it.
+        found = ws.search.search("demo", "purge stale cached items", scope="memory")
+        assert found.mode in ("semantic", "hybrid")
+        assert found.retrieval_path.endswith(".exact")
+        assert found.hits[0].key == evict["key"] and found.hits[0].reasons == ["semantic"]
+        # Memory chunks never show up as files in the code scope.
+        code = ws.search.search("demo", "purge stale cached items")
+        assert all(hit.path and not hit.path.startswith("\x1f") for hit in code.hits)
+        # An edit re-embeds the entry; forgetting it drops its vector.
+        ws.memory.forget(evict["key"])
+        ws.semantic.wait("demo", 60)
+        again = ws.search.search("demo", "purge stale cached items", scope="memory")
+        assert evict["key"] not in keys(again)
