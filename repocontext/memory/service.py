@@ -116,7 +116,7 @@ class MemoryService:
             InvalidInputError: A topic, id, kind, field, tag, link or TTL is invalid.
             RepoContextError: The entry's claim refuses the write (``claim.*`` codes).
         """
-        self._repo(repo_id)
+        repo = self._repo(repo_id)
         _check_topic(topic)
         if entry_id is not None and not _ID.match(str(entry_id)):
             raise InvalidInputError(
@@ -134,7 +134,7 @@ class MemoryService:
         patch = self._patch(
             repo_id, fields, tags=tags, add_links=add_links, ttl_seconds=ttl_seconds
         )
-        default_ttl = self.default_ttl(repo_id) if ttl_seconds is None else None
+        default_ttl = _default_ttl(repo) if ttl_seconds is None else None
         token = _token(fencing_token)
 
         def decide(live: DocState | None, stored: DocState | None) -> DocPatch:
@@ -272,8 +272,7 @@ class MemoryService:
         Raises:
             NotFoundError: The repository is not registered.
         """
-        value = self._repo(repo_id).get(_DEFAULT_TTL)
-        return float(value) if isinstance(value, int | float) else None
+        return _default_ttl(self._repo(repo_id))
 
     def recall(self, key: str) -> dict[str, Value]:
         """Return the view of a memory entry (``exists`` false when absent or expired).
@@ -452,6 +451,11 @@ def memory_view(store: Store, key: str, record: Record | None) -> dict[str, Valu
     if stale:
         view["staleLinks"] = list[Value](stale)
     return view
+
+
+def _default_ttl(repo: Mapping[str, Any]) -> float | None:
+    value = repo.get(_DEFAULT_TTL)
+    return float(value) if isinstance(value, int | float) else None
 
 
 def _links(elements: Iterable[str]) -> list[Link]:
