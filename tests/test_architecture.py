@@ -151,3 +151,28 @@ def test_every_package_has_an_error_root():
 
     assert RepoContextError.code == "repocontext.error"
     assert LatticeError.code == "lattice.error"
+
+
+def test_every_module_imports_on_its_own():
+    """No import cycle hides behind an import order that happens to work."""
+    import importlib
+    import sys
+
+    names = [
+        m for m, _ in modules() if m.startswith("repocontext") and not m.endswith("__main__")
+    ]
+    saved = {k: v for k, v in sys.modules.items() if k.startswith("repocontext")}
+    failed = []
+    try:
+        for name in names:
+            for loaded in [k for k in sys.modules if k.startswith("repocontext")]:
+                del sys.modules[loaded]
+            try:
+                importlib.import_module(name)
+            except ImportError as exc:
+                failed.append(f"{name}: {exc}")
+    finally:
+        for loaded in [k for k in sys.modules if k.startswith("repocontext")]:
+            del sys.modules[loaded]
+        sys.modules.update(saved)
+    assert failed == []

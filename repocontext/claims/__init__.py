@@ -1,12 +1,12 @@
 """Multi-agent claims: leases, fencing tokens, fence-on-write, backlog draining."""
 
-from repocontext.claims.fence import (
+from repocontext.claims.service import ClaimService
+from repocontext.memory.fence import (
     ClaimRequiredError,
     ReleasedTokenError,
     StaleTokenError,
     UnissuedTokenError,
 )
-from repocontext.claims.service import ClaimService
 
 __all__ = [
     "ClaimRequiredError",

@@ -27,8 +27,8 @@ import uuid
 from collections.abc import Iterator
 from typing import Any, Final
 
-from repocontext.claims.fence import FENCE, LEASE, OWNER, RELEASED, TOKEN, claim_state
 from repocontext.errors import InvalidInputError
+from repocontext.memory.fence import FENCE, LEASE, OWNER, RELEASED, TOKEN, claim_state
 from repocontext.memory.service import memory_repo_id
 from repocontext.store import MEMORY, Record, Store, Value
 from repocontext.store.document import DocPatch, DocState

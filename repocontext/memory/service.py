@@ -22,8 +22,8 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from repocontext.claims.fence import CLAIM_FIELDS, check_write, claim_state
 from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
+from repocontext.memory.fence import CLAIM_FIELDS, check_write, claim_state
 from repocontext.memory.ids import new_id
 from repocontext.memory.links import (
     LINK_FIELD,

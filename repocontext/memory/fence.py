@@ -1,4 +1,4 @@
-"""Claim state kept inside a memory document, and the fence check every write goes through.
+"""Claim state kept inside a memory document, and the fence check every memory write goes through.
 
 A claimed entry carries, besides its own fields:
 
