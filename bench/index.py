@@ -181,11 +181,14 @@ def changed_once(data: Path, root: Path, repo_id: str) -> float:
 
 def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[str, float]:
     """One-file change in a serving process: a scoped refresh, and watch event to index."""
+    # No embedder: the embedding phase that follows each change runs in a background thread
+    # of this process and would compete for the GIL with the refresh being timed.
     settings = Settings(
         data_dir=data,
         workspace_root=root.parent,
         reconcile="watch",
         reconcile_interval_seconds=3600,
+        embedder="off",
     )
     rel = edit.relative_to(root).as_posix()
     with Workspace.open(settings) as workspace:
@@ -276,7 +279,8 @@ def render(rows: list[dict[str, float | str]], rss: float) -> str:
     ]
     serving = [
         "",
-        "One-file change while serving (median of 7 edits of one file): `refresh` is the scoped "
+        "One-file change while serving (median of 7 edits of one file; no embedder, so no "
+        "embedding pass competes with the index in the process): `refresh` is the scoped "
         "re-index the reconcile loop runs for a batch of file events; `watch` is from the write "
         "until `outline` shows the new symbol, through the real watcher (50 ms debounce). "
         "`warm` loads the projection state from the stored file nodes once, before the first "

@@ -94,7 +94,7 @@ def lmdb_anchor(directory: Path, count: int = 2000) -> float:
 
 def start_server(work: Path) -> tuple[subprocess.Popen[bytes], str]:
     from repocontext.settings import Settings
-    from repocontext.testing import free_port, wait_live
+    from repocontext.testing import start_http_server
     from repocontext.workspace import Workspace
 
     repo = work / "ws" / "bench"
@@ -103,33 +103,7 @@ def start_server(work: Path) -> tuple[subprocess.Popen[bytes], str]:
     data = work / "data"
     with Workspace.open(Settings(data_dir=data, workspace_root=repo.parent, embedder="off")) as ws:
         ws.bootstrap(repo, "bench", background=False)
-    port = free_port()
-    env = {**os.environ, "REPOCONTEXT_EMBEDDER": "off", "REPOCONTEXT_RECONCILE": "off"}
-    cli = str(Path(sys.executable).parent / "repocontext")
-    server = subprocess.Popen(
-        [
-            cli,
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data),
-            "--enable-writes",
-            "--workspace-root",
-            str(repo.parent),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_live(base, server)
-    except RuntimeError:
-        server.kill()
-        raise
+    server, base = start_http_server(data, repo.parent)
     return server, f"{base}/mcp"
 
 

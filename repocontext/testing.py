@@ -7,13 +7,41 @@ real part of ``repocontext``.
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
+from pathlib import Path
 
-__all__ = ["FakeClock", "free_port", "wait_live"]
+__all__ = ["FakeClock", "free_port", "start_http_server", "wait_live"]
+
+
+def start_http_server(
+    data_dir: Path, workspace_root: Path, *, writes: bool = True
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``repocontext serve --transport http`` on a free port; return it and its base URL.
+
+    Embedding and reconciling are off; the call returns once ``/health/live`` answers.
+
+    Raises:
+        RuntimeError: The server did not become live (it is killed).
+    """
+    port = free_port()
+    cli = str(Path(sys.executable).parent / "repocontext")
+    args = [cli, "serve", "--transport", "http", "--port", str(port), "--data-dir", str(data_dir)]
+    args += ["--workspace-root", str(workspace_root), *(["--enable-writes"] if writes else [])]
+    env = {**os.environ, "REPOCONTEXT_EMBEDDER": "off", "REPOCONTEXT_RECONCILE": "off"}
+    server = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_live(base, server)
+    except RuntimeError:
+        server.kill()
+        raise
+    return server, base
 
 
 def free_port() -> int:

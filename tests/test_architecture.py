@@ -158,9 +158,7 @@ def test_every_module_imports_on_its_own():
     import importlib
     import sys
 
-    names = [
-        m for m, _ in modules() if m.startswith("repocontext") and not m.endswith("__main__")
-    ]
+    names = [m for m, _ in modules() if m.startswith("repocontext") and not m.endswith("__main__")]
     saved = {k: v for k, v in sys.modules.items() if k.startswith("repocontext")}
     failed = []
     try:

@@ -2,7 +2,6 @@
 test kills some of them mid-item: every item ends done, and never by a superseded holder."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import pytest
 from repocontext.settings import Settings
 from repocontext.store import MEMORY
 from repocontext.store.keys import family_prefix
-from repocontext.testing import free_port, wait_live
+from repocontext.testing import start_http_server
 from repocontext.workspace import Workspace
 
 ITEMS = 1000
@@ -32,32 +31,10 @@ def test_eight_workers_drain_a_backlog_through_kills_and_takeovers(tmp_path: Pat
         workspace.bootstrap(repo, "proj", background=False)
         for i in range(ITEMS):
             workspace.memory.remember("proj", "backlog", title=f"item {i}")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    cli = str(Path(sys.executable).parent / "repocontext")
-    env = {**os.environ, "REPOCONTEXT_EMBEDDER": "off", "REPOCONTEXT_RECONCILE": "off"}
-    server = subprocess.Popen(
-        [
-            cli,
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--data-dir",
-            str(data),
-            "--enable-writes",
-            "--workspace-root",
-            str(repo.parent),
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server, base = start_http_server(data, repo.parent)
     worker = Path(__file__).with_name("drain_worker.py")
     workers = []
     try:
-        wait_live(base, server)
         workers.extend(
             subprocess.Popen(
                 [sys.executable, str(worker), f"{base}/mcp", f"w{i}", "40"],
