@@ -89,7 +89,7 @@ def record_digest(value: Any) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class ProjectionDiff:
-    """What :func:`apply_projections` or :func:`apply_delta` wrote."""
+    """What :func:`rebuild_projections` or :func:`apply_delta` wrote."""
 
     written: int
     deleted: int
