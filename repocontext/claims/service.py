@@ -28,7 +28,15 @@ from collections.abc import Iterator
 from typing import Any, Final
 
 from repocontext.errors import InvalidInputError
-from repocontext.memory.fence import FENCE, LEASE, OWNER, RELEASED, TOKEN, claim_state
+from repocontext.memory.fence import (
+    FENCE,
+    LEASE,
+    OWNER,
+    RELEASED,
+    TOKEN,
+    claim_state,
+    valid_token,
+)
 from repocontext.memory.service import memory_repo_id
 from repocontext.store import MEMORY, Record, Store, Value
 from repocontext.store.document import DocPatch, DocState
@@ -139,7 +147,7 @@ class ClaimService:
             InvalidInputError: The token or lease is invalid.
         """
         memory_repo_id(key)
-        token = _positive(fencing_token)
+        token = valid_token(fencing_token)
         lease, shortened = self._lease(lease_seconds)
         now = self.store.clock.now()
         outcome: dict[str, Value] = {}
@@ -167,7 +175,7 @@ class ClaimService:
             InvalidInputError: The token is invalid.
         """
         memory_repo_id(key)
-        token = _positive(fencing_token)
+        token = valid_token(fencing_token)
         outcome: dict[str, Value] = {}
 
         def decide(live: DocState | None, stored: DocState | None) -> DocPatch | None:
@@ -296,15 +304,6 @@ def _owner(owner: str) -> str:
             hint="Name the agent or worker that claims, e.g. worker-3.",
         )
     return owner.strip()
-
-
-def _positive(token: int) -> int:
-    if isinstance(token, bool) or not isinstance(token, int) or token < 1:
-        raise InvalidInputError(
-            f"fencingToken must be a positive integer, got {token!r}",
-            hint="Pass the fencingToken that repocontext_claim returned.",
-        )
-    return token
 
 
 def _seconds(value: float, name: str) -> float:

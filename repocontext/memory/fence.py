@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from repocontext.errors import RepoContextError
+from repocontext.errors import InvalidInputError, RepoContextError
 from repocontext.store.document import DocState
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "UnissuedTokenError",
     "check_write",
     "claim_state",
+    "valid_token",
 ]
 
 FENCE: Final = "fence"
@@ -104,6 +105,20 @@ def claim_state(doc: DocState | None) -> ClaimState:
         lease_until=float(lease) if isinstance(lease, int | float) else None,
         released=bool(fields.get(RELEASED)),
     )
+
+
+def valid_token(token: object) -> int:
+    """Return ``token`` if it can be a fencing token (a positive integer).
+
+    Raises:
+        InvalidInputError: It is not.
+    """
+    if isinstance(token, bool) or not isinstance(token, int) or token < 1:
+        raise InvalidInputError(
+            f"fencingToken must be a positive integer, got {token!r}",
+            hint="Pass the fencingToken that repocontext_claim returned.",
+        )
+    return token
 
 
 def check_write(doc: DocState | None, token: int | None, now: float) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
-from repocontext.memory.fence import CLAIM_FIELDS, check_write, claim_state
+from repocontext.memory.fence import CLAIM_FIELDS, check_write, claim_state, valid_token
 from repocontext.memory.ids import new_id
 from repocontext.memory.links import (
     LINK_FIELD,
@@ -534,14 +534,7 @@ def _tags(tags: Iterable[str]) -> list[str]:
 
 
 def _token(token: int | None) -> int | None:
-    if token is None:
-        return None
-    if isinstance(token, bool) or not isinstance(token, int) or token < 1:
-        raise InvalidInputError(
-            f"fencingToken must be a positive integer, got {token!r}",
-            hint="Pass the fencingToken that repocontext_claim returned.",
-        )
-    return token
+    return None if token is None else valid_token(token)
 
 
 def _ttl(seconds: float) -> float:
