@@ -7,7 +7,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from repocontext.cli import app
-from repocontext.testing import wait_live
+from repocontext.testing import free_port, wait_live
 from repocontext.tokens import count_tokens
 
 runner = CliRunner()
@@ -54,7 +54,7 @@ def test_stats_reads_a_running_server(tmp_path):
     repo = make_repo(tmp_path / "calc")
     data = tmp_path / "data"
     cli = str(Path(sys.executable).parent / "repocontext")
-    port = "8799"
+    port = str(free_port())
     server = subprocess.Popen(
         [
             cli,
