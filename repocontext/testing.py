@@ -7,6 +7,7 @@ real part of ``repocontext``.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -15,8 +16,33 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
-__all__ = ["FakeClock", "free_port", "start_http_server", "wait_live"]
+__all__ = ["FakeClock", "free_port", "start_http_server", "tool_error", "tool_ok", "wait_live"]
+
+
+def tool_ok(result: Any) -> dict[str, Any]:
+    """Return the structured content of a successful MCP tool result (an ``mcp`` result).
+
+    Raises:
+        AssertionError: The call failed or returned no structured content.
+    """
+    if result.is_error or not isinstance(result.structured_content, dict):
+        raise AssertionError(f"the tool call failed: {result.content}")
+    return result.structured_content
+
+
+def tool_error(result: Any) -> dict[str, Any]:
+    """Return the ``{code, message, hint}`` body of a failed MCP tool result.
+
+    Raises:
+        AssertionError: The call succeeded, or its error is not one JSON text block.
+    """
+    blocks = list(result.content)
+    if not result.is_error or len(blocks) != 1 or not isinstance(blocks[0].text, str):
+        raise AssertionError(f"expected one tool error text block, got {result}")
+    body: dict[str, Any] = json.loads(blocks[0].text)
+    return body
 
 
 def start_http_server(

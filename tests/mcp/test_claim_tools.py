@@ -1,31 +1,18 @@
 """Claim tools through the real MCP client: grants, fence errors, backlog."""
 
-import json
 from pathlib import Path
 
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
 from repocontext.store.keys import file_key
+from repocontext.testing import tool_error as error
+from repocontext.testing import tool_ok as ok
 from repocontext.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
-
-
-def ok(result: CallToolResult) -> dict:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def error(result: CallToolResult) -> dict:
-    assert result.is_error
-    [block] = result.content
-    assert isinstance(block, TextContent)
-    return json.loads(block.text)
 
 
 @pytest.fixture

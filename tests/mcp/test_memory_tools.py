@@ -1,35 +1,22 @@
 """Memory tools through the real MCP client: grants, views, errors, concurrent clients."""
 
-import json
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client
-from mcp.types import CallToolResult, TextContent
 
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
 from repocontext.store.keys import file_key, mem_key
+from repocontext.testing import tool_error as error
+from repocontext.testing import tool_ok as ok
 from repocontext.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
 WRITES = {"repocontext_remember", "repocontext_update", "repocontext_forget"}
 READS = {"repocontext_list_topics", "repocontext_neighbors", "repocontext_recall"}
-
-
-def ok(result: CallToolResult) -> dict:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def error(result: CallToolResult) -> dict:
-    assert result.is_error
-    [block] = result.content
-    assert isinstance(block, TextContent)
-    return json.loads(block.text)
 
 
 @pytest.fixture
