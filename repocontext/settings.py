@@ -8,11 +8,11 @@ the environment itself.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import platformdirs
 from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 __all__ = ["Settings", "Transport", "default_data_dir"]
 
@@ -45,6 +45,19 @@ class Settings(BaseSettings):
             ``minilm`` (all-MiniLM-L6-v2, slower) or ``off`` (keyword-only).
         claim_default_lease_seconds: Lease of a claim that asks for none.
         claim_max_lease_seconds: The longest lease a claim or renewal gets.
+        auth_tokens_file: JSON file mapping bearer tokens (or their SHA-256 digests) to grants;
+            when set, HTTP callers without a valid token get 401.
+        local_role: The grant of callers without a token: stdio, and HTTP when no tokens file
+            is set (``reader`` or ``curator``).
+        local_repos: Repositories the local grant may see (``*`` for all).
+        allowed_hosts: Extra ``Host`` header patterns the MCP endpoint accepts (``host:port``,
+            ``host:*``), e.g. the name a container is reached by.
+        archive_dir: Directory for the memory archive; unset disables archiving.
+        archive_interval_seconds: Seconds between periodic archive exports (at least 30).
+        archive_restore: Restore memory from the archive at start: ``auto`` (only when memory
+            is empty), ``always`` (merge every time) or ``off``.
+        max_file_bytes: Files larger than this are indexed as nodes without content.
+        access_log: Write one structured (JSON) log line per HTTP request.
     """
 
     model_config = SettingsConfigDict(
@@ -66,6 +79,15 @@ class Settings(BaseSettings):
     token_encoding: Literal["o200k_base", "cl100k_base"] = "o200k_base"
     claim_default_lease_seconds: float = Field(default=60.0, gt=0)
     claim_max_lease_seconds: float = Field(default=3600.0, gt=0)
+    auth_tokens_file: Path | None = None
+    local_role: Literal["reader", "curator"] = "curator"
+    local_repos: Annotated[tuple[str, ...], NoDecode] = ("*",)
+    allowed_hosts: Annotated[tuple[str, ...], NoDecode] = ()
+    archive_dir: Path | None = None
+    archive_interval_seconds: float = Field(default=300.0, ge=30.0)
+    archive_restore: Literal["auto", "always", "off"] = "auto"
+    max_file_bytes: int = Field(default=1_000_000, ge=1)
+    access_log: bool = True
 
     @model_validator(mode="before")
     @classmethod
@@ -76,7 +98,15 @@ class Settings(BaseSettings):
             return {**data, "workspace_root": data["repo"]}
         return data
 
-    @field_validator("data_dir", "workspace_root", "repo")
+    @field_validator("local_repos", "allowed_hosts", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        # Environment variables and flags give lists as "a,b"; JSON lists also work.
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("data_dir", "workspace_root", "repo", "auth_tokens_file", "archive_dir")
     @classmethod
     def _expand_user(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None

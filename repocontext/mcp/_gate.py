@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, ParamSpec, TypeVar
+from typing import Final, Literal, ParamSpec, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
@@ -53,6 +53,8 @@ class ToolSpec:
         title: Short human title.
         annotations: MCP tool annotations (read-only, destructive...).
         writes: True for write tools, registered only when writes are enabled.
+        mode: Which server mode offers it: ``any``, ``single_repo`` (``serve --repo``) or
+            ``workspace`` (``serve --workspace-root``); see :mod:`repocontext.mcp.server`.
     """
 
     name: str
@@ -60,6 +62,7 @@ class ToolSpec:
     title: str
     annotations: ToolAnnotations
     writes: bool = False
+    mode: Literal["any", "single_repo", "workspace"] = "any"
 
 
 def error_text(code: str, message: str, hint: str) -> str:

@@ -134,7 +134,12 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
         return IndexStatusResult.of(workspace.bootstrap(Path(repoRoot), repoId, options))
 
     return ToolSpec(
-        "repocontext_bootstrap", repocontext_bootstrap, "Index a repository", WRITE, writes=True
+        "repocontext_bootstrap",
+        repocontext_bootstrap,
+        "Index a repository",
+        WRITE,
+        writes=True,
+        mode="single_repo",
     )
 
 
