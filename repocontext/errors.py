@@ -22,6 +22,7 @@ codes; nothing below them ever returns an error value instead of raising.
     │   ├── ArchiveCorruptError           archive.corrupt
     │   └── ArchiveEmptyRefusedError      archive.empty_refused
     ├── UnsupportedLanguageError          index.unsupported_language
+    ├── IndexRunningError                 index.running
     ├── NotFoundError                     repo.not_found
     ├── RepoConflictError                 repo.conflict
     └── PathError                         path.error
@@ -38,7 +39,10 @@ from typing import ClassVar
 __all__ = [
     "ArchiveCorruptError",
     "ArchiveEmptyRefusedError",
+    "AuthConfigError",
+    "AuthError",
     "DangerousRootError",
+    "IndexRunningError",
     "InvalidInputError",
     "InvalidKeyError",
     "InvalidTokenError",
@@ -51,10 +55,12 @@ __all__ = [
     "PathOutsideWorkspaceError",
     "RepoConflictError",
     "RepoContextError",
+    "RepoForbiddenError",
     "StoreError",
     "StoreFullError",
     "StoreReadOnlyError",
     "StoreUnavailableError",
+    "ToolForbiddenError",
     "UnknownTreeError",
     "UnsupportedLanguageError",
     "ValueTooLargeError",
@@ -102,6 +108,15 @@ class UnsupportedLanguageError(RepoContextError):
     def __init__(self, language: str, *, hint: str | None = None) -> None:
         super().__init__(f"No outline grammar for language {language!r}.", hint=hint)
         self.language = language
+
+
+class IndexRunningError(RepoContextError):
+    """An index run of the repository is in progress, so its records cannot be dropped now."""
+
+    code = "index.running"
+    default_hint = (
+        "Wait until repocontext_index_status reports completed or failed, then call again."
+    )
 
 
 class NotFoundError(RepoContextError):
@@ -153,6 +168,36 @@ class NoWorkspaceRootError(PathError):
 
     code = "path.no_workspace_root"
     default_hint = "Start the server with --workspace-root (or --repo) to accept repository paths."
+
+
+class AuthError(RepoContextError):
+    """Root of the authentication and grant failures."""
+
+    code = "auth.error"
+
+
+class AuthConfigError(AuthError):
+    """The auth tokens file (or the local grant) is missing or malformed."""
+
+    code = "auth.config_invalid"
+    default_hint = (
+        'Write {"tokens": [{"token": "...", "role": "reader"|"curator", "repos": ["*"]}]} '
+        "(see docs/deployment.md)."
+    )
+
+
+class RepoForbiddenError(AuthError):
+    """The caller's grant does not cover the repository asked about."""
+
+    code = "auth.repo_forbidden"
+    default_hint = "Call repocontext_list_repos to see the repositories this token may use."
+
+
+class ToolForbiddenError(AuthError):
+    """The caller's grant does not include the tool called."""
+
+    code = "auth.tool_forbidden"
+    default_hint = "Call only the tools tools/list shows; writes need a curator token."
 
 
 class StoreError(RepoContextError):

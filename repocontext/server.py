@@ -7,16 +7,23 @@ the CLI only builds :class:`~repocontext.settings.Settings` and calls :func:`run
 from __future__ import annotations
 
 import json
+import logging
+import signal
+import sys
+import threading
 from collections.abc import Callable
 from typing import Final
 
 import anyio
 import uvicorn
-from mcp.server.mcpserver import MCPServer
 
-from repocontext.http import LOCAL_HOSTS, create_app
+from repocontext.auth import Grant, TokenBook
+from repocontext.http import ACCESS_LOGGER, LOCAL_HOSTS, create_app
 from repocontext.mcp import build_server
+from repocontext.mcp.grants import GrantedServer
+from repocontext.mcp.server import local_grant
 from repocontext.settings import Settings
+from repocontext.telemetry import Telemetry
 from repocontext.workspace import Workspace
 
 __all__ = ["allowed_hosts", "connect_banner", "run"]
@@ -33,48 +40,107 @@ def run(settings: Settings, *, notify: Callable[[str], None]) -> None:
         notify: Receives operator messages (never written to stdout, which stdio MCP owns).
 
     Raises:
-        RepoContextError: The store cannot be opened or ``settings.repo`` is refused.
+        RepoContextError: The store cannot be opened, ``settings.repo`` is refused or the
+            auth tokens file is malformed.
     """
+    # Read before the store opens: a broken tokens file must not start a half-secured server.
+    tokens = TokenBook.load(settings.auth_tokens_file) if settings.auth_tokens_file else None
+    _exit_cleanly_on_sigterm()
     with Workspace.open(settings) as workspace:
         workspace.start_background()
         if settings.repo is not None:
             status = workspace.bootstrap(settings.repo)
             notify(f"indexing repository {status.repo_id!r} in the background")
-        server = build_server(workspace, settings)
         if settings.transport == "http":
-            _run_http(workspace, server, settings, notify)
+            _run_http(workspace, tokens, settings, notify)
         else:
-            anyio.run(server.run_stdio_async)
+            anyio.run(build_server(workspace, settings).run_stdio_async)
 
 
-def allowed_hosts(host: str) -> tuple[str, ...]:
-    """Return the Host header patterns the MCP endpoint accepts when bound to ``host``."""
-    if host in _ANY_ADDRESS or host in _LOOPBACK:
-        return LOCAL_HOSTS
-    return (*LOCAL_HOSTS, f"{_url_host(host)}:*")
+def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Return the Host header patterns the MCP endpoint accepts when bound to ``host``.
+
+    Args:
+        host: The bind address; a specific non-loopback address is added as ``host:*``.
+        extra: Patterns from ``settings.allowed_hosts`` (e.g. a container's service name).
+    """
+    bound = () if host in _ANY_ADDRESS or host in _LOOPBACK else (f"{_url_host(host)}:*",)
+    return tuple(dict.fromkeys((*LOCAL_HOSTS, *bound, *extra)))
 
 
-def connect_banner(host: str, port: int) -> str:
+def connect_banner(host: str, port: int, *, authenticated: bool = False) -> str:
     """Return the lines that tell an operator how to point an MCP client at the server."""
     base = f"http://{_url_host(host)}:{port}"
     url = f"{base}/mcp"
-    config = {"mcpServers": {"repocontext": {"type": "http", "url": url}}}
+    entry: dict[str, object] = {"type": "http", "url": url}
+    add = f"claude mcp add --transport http repocontext {url}"
+    if authenticated:
+        entry["headers"] = {"Authorization": "Bearer ${REPOCONTEXT_TOKEN}"}
+        add += ' --header "Authorization: Bearer $REPOCONTEXT_TOKEN"'
+    config = {"mcpServers": {"repocontext": entry}}
     return "\n".join(
         [
             f"repocontext MCP endpoint: {url}",
             f"  readiness:    {base}/health/ready",
-            f"  Claude Code:  claude mcp add --transport http repocontext {url}",
+            f"  metrics:      {base}/metrics",
+            f"  Claude Code:  {add}",
             f"  JSON config:  {json.dumps(config)}",
         ]
     )
 
 
 def _run_http(
-    workspace: Workspace, server: MCPServer, settings: Settings, notify: Callable[[str], None]
+    workspace: Workspace,
+    tokens: TokenBook | None,
+    settings: Settings,
+    notify: Callable[[str], None],
 ) -> None:
-    app = create_app(workspace, server, allowed_hosts=allowed_hosts(settings.host))
-    notify(connect_banner(settings.host, settings.port))
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info")
+    telemetry = Telemetry(workspace)
+    grants = tokens.grants() if tokens is not None else [local_grant(settings)]
+    servers: dict[Grant, GrantedServer] = {
+        grant: build_server(workspace, settings, grant=grant, telemetry=telemetry)
+        for grant in grants
+    }
+    app = create_app(
+        workspace,
+        servers,
+        tokens=tokens,
+        allowed_hosts=allowed_hosts(settings.host, settings.allowed_hosts),
+        telemetry=telemetry,
+        access_log=settings.access_log,
+    )
+    if settings.access_log:
+        _log_access_to_stderr()
+    if tokens is None and settings.host not in _LOOPBACK:
+        notify(
+            f"warning: no auth tokens file; every client that reaches {settings.host} gets the "
+            f"local grant ({settings.local_role}). Set --auth-tokens for a shared server."
+        )
+    notify(connect_banner(settings.host, settings.port, authenticated=tokens is not None))
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    # uvicorn shuts down gracefully on SIGTERM and then raises the signal again under the
+    # handler it found; with the default one the process would die before the workspace
+    # closes (no archive export on shutdown, no store close). This handler turns that into
+    # a normal exit, so `docker stop` and systemd get the same shutdown as Ctrl-C.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_exit)
+
+
+def _raise_exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def _log_access_to_stderr() -> None:
+    logger = logging.getLogger(ACCESS_LOGGER)
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
 
 
 def _url_host(host: str) -> str:

@@ -98,6 +98,19 @@ class Settings(BaseSettings):
             return {**data, "workspace_root": data["repo"]}
         return data
 
+    @property
+    def serve_mode(self) -> Literal["single_repo", "workspace", "none"]:
+        """Return how the server was started.
+
+        ``single_repo``: ``--repo`` without a separate workspace root; ``workspace``:
+        ``--workspace-root``; ``none``: no root, so no path-taking tool is offered.
+        """
+        if self.workspace_root is None:
+            return "none"
+        if self.repo is not None and self.repo.resolve() == self.workspace_root.resolve():
+            return "single_repo"
+        return "workspace"
+
     @field_validator("local_repos", "allowed_hosts", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:

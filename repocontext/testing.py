@@ -15,10 +15,18 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FakeClock", "free_port", "start_http_server", "tool_error", "tool_ok", "wait_live"]
+__all__ = [
+    "FakeClock",
+    "free_port",
+    "start_http_server",
+    "tool_error",
+    "tool_ok",
+    "wait_live",
+]
 
 
 def tool_ok(result: Any) -> dict[str, Any]:
@@ -46,11 +54,26 @@ def tool_error(result: Any) -> dict[str, Any]:
 
 
 def start_http_server(
-    data_dir: Path, workspace_root: Path, *, writes: bool = True
+    data_dir: Path,
+    workspace_root: Path,
+    *,
+    writes: bool = True,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    stderr: Path | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``repocontext serve --transport http`` on a free port; return it and its base URL.
 
-    Embedding and reconciling are off; the call returns once ``/health/live`` answers.
+    Embedding and reconciling are off unless ``env`` says otherwise; the call returns once
+    ``/health/live`` answers.
+
+    Args:
+        data_dir: The store directory.
+        workspace_root: ``--workspace-root``.
+        writes: Pass ``--enable-writes``.
+        extra_args: More ``serve`` flags.
+        env: Environment variables set on top of this process's.
+        stderr: A file that receives the server's stderr (access log, banner).
 
     Raises:
         RuntimeError: The server did not become live (it is killed).
@@ -59,8 +82,19 @@ def start_http_server(
     cli = str(Path(sys.executable).parent / "repocontext")
     args = [cli, "serve", "--transport", "http", "--port", str(port), "--data-dir", str(data_dir)]
     args += ["--workspace-root", str(workspace_root), *(["--enable-writes"] if writes else [])]
-    env = {**os.environ, "REPOCONTEXT_EMBEDDER": "off", "REPOCONTEXT_RECONCILE": "off"}
-    server = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    args += list(extra_args)
+    environ = {
+        **os.environ,
+        "REPOCONTEXT_EMBEDDER": "off",
+        "REPOCONTEXT_RECONCILE": "off",
+        **(env or {}),
+    }
+    err = stderr.open("wb") if stderr is not None else subprocess.DEVNULL
+    try:
+        server = subprocess.Popen(args, env=environ, stdout=subprocess.DEVNULL, stderr=err)
+    finally:
+        if stderr is not None:
+            err.close()  # type: ignore[union-attr]
     base = f"http://127.0.0.1:{port}"
     try:
         wait_live(base, server)

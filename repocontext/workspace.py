@@ -31,9 +31,15 @@ from repocontext.errors import (
 )
 from repocontext.index.job import ProgressFn
 from repocontext.index.reconcile import Reconciler
+from repocontext.index.removal import (
+    IndexReset,
+    RepoRemoval,
+    remove_repo_records,
+    reset_index_records,
+)
 from repocontext.index.service import IndexService, IndexStatus
 from repocontext.index.walk import WalkOptions, refuse_dangerous
-from repocontext.memory import MemoryService
+from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow
 from repocontext.search.semantic import SemanticService
@@ -156,6 +162,16 @@ class Workspace:
         """Index jobs and views (outline, related, changed) over this workspace's store."""
         self.search = SearchService(store, settings.data_dir / "search", self.semantic)
         self.memory = MemoryService(store, on_write=self.semantic.schedule)
+        self.archiver: MemoryArchiver | None = None
+        """The memory archive (``settings.archive_dir``); restored and started with the
+        background work, exported once more on close. Never set for a read-only store."""
+        if settings.archive_dir is not None and not store.backend.read_only:
+            self.archiver = MemoryArchiver(
+                store,
+                settings.archive_dir / ARCHIVE_NAME,
+                interval_seconds=settings.archive_interval_seconds,
+                on_restore=self.semantic.schedule,
+            )
         self.claims = ClaimService(
             store,
             default_lease_seconds=settings.claim_default_lease_seconds,
@@ -193,6 +209,8 @@ class Workspace:
         if self._sweeper is not None:
             self._sweeper.stop()
             self._sweeper = None
+        if self.archiver is not None:
+            self.archiver.stop()  # the shutdown export, while the store is still open
         self.semantic.close()
         self.search.close()
         self._store.close()
@@ -203,13 +221,23 @@ class Workspace:
         return self._store
 
     def start_background(self, *, sweep_interval_seconds: float = 60.0) -> None:
-        """Start the TTL sweeper and the reconcile loop (``settings.reconcile``).
+        """Restore the memory archive, then start its exports, the TTL sweeper and reconciling.
 
-        The sweeper turns expired records into tombstones and compacts old ones; the reconcile
-        loop keeps every indexed repository fresh (see :mod:`repocontext.index.reconcile`).
+        With ``settings.archive_dir`` the archive is first merged per ``archive_restore`` and
+        then exported periodically (see :mod:`repocontext.memory.archiver`). The sweeper turns
+        expired records into tombstones and compacts old ones; the reconcile loop keeps every
+        indexed repository fresh (see :mod:`repocontext.index.reconcile`).
+
+        Raises:
+            ArchiveCorruptError: The archive to restore is damaged (nothing was written and
+                nothing was started).
         """
         if self._store.backend.read_only:
             return
+        if self.archiver is not None and not self.archiver.running:
+            # Before anything else writes: ``auto`` must see whether memory is empty.
+            self.archiver.restore(self.settings.archive_restore)
+            self.archiver.start()
         if self._sweeper is None:
             self._sweeper = Sweeper(self._store, interval_seconds=sweep_interval_seconds)
             self._sweeper.start()
@@ -297,7 +325,7 @@ class Workspace:
             RepoConflictError: The id is registered for another directory.
         """
         info = self.register_repo(root, repo_id)
-        options = options or WalkOptions()
+        options = options or WalkOptions(max_file_bytes=self.settings.max_file_bytes)
         key = repo_key(info.repo_id)
         record = self._store.get(STRUCTURAL, key)
         value = dict(record.value) if record is not None and isinstance(record.value, dict) else {}
@@ -400,6 +428,48 @@ class Workspace:
                 start = key + "\x00"
             else:
                 start = f"{head}/{encoded_id}0"  # '0' sorts right after '/'
+
+    def remove_repo(self, repo_id: str) -> RepoRemoval:
+        """Unregister a repository and delete every record of it; files on disk stay.
+
+        Its code index, memory, sessions and vector records are tombstoned in the store
+        (see :mod:`repocontext.index.removal`), its keyword index and vector plane are
+        deleted, and its cached index state dropped. The reconcile loop stops watching it at
+        its next tick (it lists registered, indexed repositories). An unknown id is a no-op
+        whose counts are all zero.
+
+        Raises:
+            InvalidInputError: The repository id is empty or malformed.
+            IndexRunningError: An index run of the repository is in progress; nothing was
+                deleted (runs are never cut short; wait for it to end and call again).
+        """
+        repo_id = _check_repo_id(repo_id)
+        with self.index.exclusive(repo_id):
+            self.semantic.drop(repo_id)  # before the sweep: a pass must not write after it
+            removal = remove_repo_records(self._store, repo_id)
+            self.search.drop(repo_id)
+        return removal
+
+    def reset_index(self, repo_id: str) -> IndexReset:
+        """Drop a repository's code index and keep its memory, sessions and registration.
+
+        File, package, symbol, content, cross-reference and vector records are tombstoned,
+        the keyword index and vector plane deleted, and the registration's index fields
+        cleared, so the repository reads as not indexed (``building``) until
+        :meth:`bootstrap` indexes it again. The reconcile loop leaves it alone meanwhile.
+
+        Raises:
+            InvalidInputError: The repository id is empty or malformed.
+            NotFoundError: The repository is not registered.
+            IndexRunningError: An index run of the repository is in progress; nothing was
+                deleted.
+        """
+        repo_id = _check_repo_id(repo_id)
+        with self.index.exclusive(repo_id):
+            self.semantic.drop(repo_id)
+            reset = reset_index_records(self._store, repo_id)
+            self.search.drop(repo_id)
+        return reset
 
 
 def _check_repo_id(repo_id: str) -> str:

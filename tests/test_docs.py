@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,14 @@ def test_every_setting_is_documented_with_its_variable() -> None:
     for name in Settings.model_fields:
         assert f"| `{name}` |" in text
         assert f"`REPOCONTEXT_{name.upper()}`" in text
+
+
+def test_every_setting_has_a_documented_serve_flag() -> None:
+    text = (DOCS / "configuration.md").read_text()
+    serve = typer.main.get_command(app).commands["serve"]  # type: ignore[attr-defined]
+    flags = {flag for param in serve.params for flag in (*param.opts, *param.secondary_opts)}
+    for name in Settings.model_fields:
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{name}` |"))
+        documented = re.findall(r"`(--[a-z-]+)`", row.split("|")[2])
+        assert documented, f"{name} has no serve flag in configuration.md"
+        assert set(documented) <= flags, f"{name}: {documented} not among serve's flags"

@@ -17,3 +17,14 @@ def test_connect_banner_points_wildcard_binds_at_loopback() -> None:
 def test_allowed_hosts_add_a_non_loopback_bind_address() -> None:
     assert allowed_hosts("127.0.0.1") == LOCAL_HOSTS
     assert allowed_hosts("10.0.0.5") == (*LOCAL_HOSTS, "10.0.0.5:*")
+
+
+def test_allowed_hosts_add_configured_patterns_once() -> None:
+    hosts = allowed_hosts("0.0.0.0", ("repocontext:*", "127.0.0.1:*"))
+    assert hosts == (*LOCAL_HOSTS, "repocontext:*")
+
+
+def test_connect_banner_shows_the_bearer_header_when_auth_is_on() -> None:
+    banner = connect_banner("127.0.0.1", 8765, authenticated=True)
+    assert '"Authorization": "Bearer ${REPOCONTEXT_TOKEN}"' in banner
+    assert '--header "Authorization: Bearer $REPOCONTEXT_TOKEN"' in banner

@@ -12,10 +12,12 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 
+from repocontext.cli._archive import register as register_archive_commands
 from repocontext.cli._claims import register as register_claim_commands
 from repocontext.cli._doctor import doctor_report, render_text
 from repocontext.cli._index import register as register_index_commands
 from repocontext.cli._memory import register as register_memory_commands
+from repocontext.cli._repos import register as register_repo_commands
 from repocontext.cli._retrieval import register as register_retrieval_commands
 from repocontext.errors import RepoContextError
 from repocontext.settings import Settings
@@ -42,6 +44,21 @@ class EmbedderChoice(enum.StrEnum):
 
     static = "static"
     minilm = "minilm"
+    off = "off"
+
+
+class RoleChoice(enum.StrEnum):
+    """The ``--local-role`` values."""
+
+    reader = "reader"
+    curator = "curator"
+
+
+class RestoreChoice(enum.StrEnum):
+    """The ``--archive-restore`` values."""
+
+    auto = "auto"
+    always = "always"
     off = "off"
 
 
@@ -134,6 +151,78 @@ def serve(
             " (env REPOCONTEXT_RECONCILE_INTERVAL_SECONDS).",
         ),
     ] = None,
+    auth_tokens: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSON file of bearer tokens and their grants; HTTP then needs a token"
+            " (env REPOCONTEXT_AUTH_TOKENS_FILE).",
+        ),
+    ] = None,
+    local_role: Annotated[
+        RoleChoice | None,
+        typer.Option(
+            help="Grant of callers without a token: reader or curator"
+            " (env REPOCONTEXT_LOCAL_ROLE; default: curator).",
+        ),
+    ] = None,
+    local_repos: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated repository ids the local grant may see, * for all"
+            " (env REPOCONTEXT_LOCAL_REPOS).",
+        ),
+    ] = None,
+    allowed_hosts: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated extra Host patterns for /mcp, e.g. repocontext:*"
+            " (env REPOCONTEXT_ALLOWED_HOSTS).",
+        ),
+    ] = None,
+    archive_dir: Annotated[
+        Path | None,
+        typer.Option(help="Memory archive directory (env REPOCONTEXT_ARCHIVE_DIR)."),
+    ] = None,
+    archive_interval: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds between archive exports, at least 30"
+            " (env REPOCONTEXT_ARCHIVE_INTERVAL_SECONDS).",
+        ),
+    ] = None,
+    archive_restore: Annotated[
+        RestoreChoice | None,
+        typer.Option(
+            help="Restore memory at start: auto (when empty), always or off"
+            " (env REPOCONTEXT_ARCHIVE_RESTORE).",
+        ),
+    ] = None,
+    max_file_bytes: Annotated[
+        int | None,
+        typer.Option(
+            help="Larger files are indexed without content (env REPOCONTEXT_MAX_FILE_BYTES)."
+        ),
+    ] = None,
+    claim_default_lease: Annotated[
+        float | None,
+        typer.Option(
+            help="Lease seconds of a claim that asks for none"
+            " (env REPOCONTEXT_CLAIM_DEFAULT_LEASE_SECONDS).",
+        ),
+    ] = None,
+    claim_max_lease: Annotated[
+        float | None,
+        typer.Option(
+            help="Longest lease in seconds (env REPOCONTEXT_CLAIM_MAX_LEASE_SECONDS).",
+        ),
+    ] = None,
+    access_log: Annotated[
+        bool | None,
+        typer.Option(
+            "--access-log/--no-access-log",
+            help="One JSON log line per HTTP request (env REPOCONTEXT_ACCESS_LOG).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the repocontext MCP tools over stdio or streamable HTTP."""
     with _fail_cleanly():
@@ -149,6 +238,17 @@ def serve(
             reconcile_interval_seconds=reconcile_interval,
             embedder=embedder.value if embedder else None,
             token_encoding=token_encoding,
+            auth_tokens_file=auth_tokens,
+            local_role=local_role.value if local_role else None,
+            local_repos=local_repos,
+            allowed_hosts=allowed_hosts,
+            archive_dir=archive_dir,
+            archive_interval_seconds=archive_interval,
+            archive_restore=archive_restore.value if archive_restore else None,
+            max_file_bytes=max_file_bytes,
+            claim_default_lease_seconds=claim_default_lease,
+            claim_max_lease_seconds=claim_max_lease,
+            access_log=access_log,
         )
         # Imported here: the MCP SDK takes over a second to import, which every other
         # command (index, search, status...) would otherwise pay at start.
@@ -172,6 +272,8 @@ register_index_commands(app, build_settings, _fail_cleanly)
 register_retrieval_commands(app, build_settings, _fail_cleanly)
 register_memory_commands(app, build_settings, _fail_cleanly)
 register_claim_commands(app, build_settings, _fail_cleanly)
+register_repo_commands(app, build_settings, _fail_cleanly)
+register_archive_commands(app, build_settings, _fail_cleanly)
 
 
 def _notify(message: str) -> None:

@@ -1,59 +1,217 @@
-"""The FastAPI app: liveness, readiness, call stats, Prometheus metrics and MCP at ``/mcp``."""
+"""The FastAPI app: health probes, call stats, Prometheus metrics and MCP at ``/mcp``.
+
+Routes:
+
+* ``/health/live`` — the process answers (200).
+* ``/health/ready`` — 200 when the store answers and something can serve (no repository is
+  registered, or at least one has a finished index); 503 while the store cannot be read or
+  every registered repository is still on its first index pass. The body carries the
+  retrieval phase either way.
+* ``/stats`` — the figures of ``repocontext_stats`` for this process.
+* ``/metrics`` — Prometheus text format (:class:`repocontext.telemetry.Telemetry`).
+* ``/mcp`` — streamable HTTP MCP. With a :class:`~repocontext.auth.TokenBook`, a request
+  needs ``Authorization: Bearer <token>`` (401 otherwise) and is served by the MCP server of
+  the token's grant; without one, every request is served under the local grant.
+
+The probes and ``/metrics`` need no token (orchestrators and scrapers call them). Each request
+gives one JSON access-log line (``repocontext.access``) without query strings or headers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
-from typing import Final
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any, Final
 
 from fastapi import FastAPI
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import JSONResponse, Response
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from repocontext.auth import FULL_ACCESS, Grant, TokenBook
 from repocontext.errors import RepoContextError
+from repocontext.store.clock import iso_utc
+from repocontext.telemetry import CONTENT_TYPE, Telemetry
 from repocontext.workspace import Workspace
 
-__all__ = ["LOCAL_HOSTS", "create_app"]
+__all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "create_app"]
 
 LOCAL_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 """Host headers the MCP endpoint accepts by default (DNS-rebinding protection)."""
 
+ACCESS_LOGGER: Final = "repocontext.access"
+_access_log = logging.getLogger(ACCESS_LOGGER)
+_ROUTES: Final = ("/health/live", "/health/ready", "/metrics", "/stats", "/mcp")
+
 
 def create_app(
     workspace: Workspace,
-    mcp_server: MCPServer,
+    mcp_servers: MCPServer | Mapping[Grant, MCPServer],
     *,
+    tokens: TokenBook | None = None,
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
+    telemetry: Telemetry | None = None,
+    access_log: bool = True,
 ) -> FastAPI:
-    """Return the HTTP app serving health probes and MCP at ``/mcp``.
+    """Return the HTTP app serving health probes, metrics and MCP at ``/mcp``.
 
     Args:
         workspace: The open workspace the probes read.
-        mcp_server: The MCP server to mount (see :func:`repocontext.mcp.build_server`).
+        mcp_servers: One MCP server (every caller gets it), or one per grant (the caller's
+            token picks one); see :func:`repocontext.mcp.build_server`.
+        tokens: Bearer tokens and their grants; with it, ``/mcp`` answers 401 without a
+            valid token.
         allowed_hosts: ``Host`` header patterns (``host:port``, ``*`` for any port) the MCP
             endpoint accepts; others get 421.
+        telemetry: The process's metrics; a fresh one is made when not given.
+        access_log: Log one JSON line per request.
+
+    Raises:
+        ValueError: ``tokens`` names a grant that has no server, or several servers are
+            given without tokens.
     """
+    servers = _servers_by_grant(mcp_servers)
+    if tokens is None and len(servers) != 1:
+        raise ValueError("several MCP servers need a TokenBook to choose between them")
+    if tokens is not None and not set(tokens.grants()) <= set(servers):
+        raise ValueError("every grant of the token book needs its MCP server")
+    telemetry = telemetry or Telemetry(workspace)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(allowed_hosts),
         allowed_origins=[f"http://{host}" for host in allowed_hosts],
     )
-    mcp_app = mcp_server.streamable_http_app(transport_security=security)
+    apps: dict[Grant, ASGIApp] = {
+        grant: server.streamable_http_app(transport_security=security)
+        for grant, server in servers.items()
+    }
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        # Starlette does not run a mounted app's lifespan, so the session manager is run here.
-        async with mcp_server.session_manager.run():
+        # Starlette does not run a mounted app's lifespan, so the session managers run here.
+        async with AsyncExitStack() as stack:
+            for server in servers.values():
+                await stack.enter_async_context(server.session_manager.run())
             yield
 
-    app = FastAPI(title="repocontext", lifespan=lifespan)
+    app = FastAPI(title="repocontext", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_api_route("/health/live", _live, methods=["GET"])
     app.add_api_route("/health/ready", _ready_route(workspace), methods=["GET"])
     app.add_api_route("/stats", _stats_route(workspace), methods=["GET"])
-    app.add_api_route("/metrics", _metrics_route(workspace), methods=["GET"])
-    app.mount("/", mcp_app)
+    app.add_api_route("/metrics", _metrics_route(telemetry), methods=["GET"])
+    app.mount("/", _GrantRouter(apps, tokens))
+    app.add_middleware(_AccessLog, telemetry=telemetry, enabled=access_log)
     return app
+
+
+def _servers_by_grant(
+    mcp_servers: MCPServer | Mapping[Grant, MCPServer],
+) -> dict[Grant, MCPServer]:
+    if isinstance(mcp_servers, MCPServer):
+        grant = getattr(mcp_servers, "grant", None)  # a GrantedServer knows its grant
+        return {grant if isinstance(grant, Grant) else FULL_ACCESS: mcp_servers}
+    return dict(mcp_servers)
+
+
+class _GrantRouter:
+    """Hand each MCP request to the server of the caller's grant (401 without one)."""
+
+    def __init__(self, apps: dict[Grant, ASGIApp], tokens: TokenBook | None) -> None:
+        self._apps = apps
+        self._tokens = tokens
+        self._local = next(iter(apps.values())) if tokens is None else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._local is not None or scope["type"] != "http":
+            await (self._local or next(iter(self._apps.values())))(scope, receive, send)
+            return
+        assert self._tokens is not None
+        grant = self._tokens.lookup(_bearer(scope)) if _bearer(scope) else None
+        if grant is None:
+            await _unauthorized(scope, receive, send)
+            return
+        _access_info(scope)["grant"] = grant.name
+        await self._apps[grant](scope, receive, send)
+
+
+def _bearer(scope: Scope) -> str:
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            scheme, _, token = value.decode("latin-1").partition(" ")
+            return token.strip() if scheme.lower() == "bearer" else ""
+    return ""
+
+
+async def _unauthorized(scope: Scope, receive: Receive, send: Send) -> None:
+    reason = "invalid_token" if _bearer(scope) else "missing_token"
+    response = JSONResponse(
+        {
+            "code": "auth.unauthorized",
+            "message": "a valid bearer token is required"
+            if reason == "missing_token"
+            else "the bearer token is not valid",
+            "hint": "Send 'Authorization: Bearer <token>' with a token from the server's "
+            "auth tokens file.",
+        },
+        status_code=401,
+        headers={"WWW-Authenticate": f'Bearer realm="repocontext", error="{reason}"'},
+    )
+    await response(scope, receive, send)
+
+
+def _access_info(scope: Scope) -> dict[str, Any]:
+    state = scope.setdefault("state", {})
+    info: dict[str, Any] = state.setdefault("repocontext_access", {})
+    return info
+
+
+class _AccessLog:
+    """Count every request in the metrics and log it as one JSON line."""
+
+    def __init__(self, app: ASGIApp, *, telemetry: Telemetry, enabled: bool) -> None:
+        self._app = app
+        self._telemetry = telemetry
+        self._enabled = enabled
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        info = _access_info(scope)
+        status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self._app(scope, receive, sending)
+        finally:
+            path = str(scope.get("path", ""))
+            self._telemetry.observe_http(_route_family(path), status)
+            if self._enabled:
+                client = scope.get("client")
+                line = {
+                    "at": iso_utc(time.time()),
+                    "method": scope.get("method"),
+                    "path": path,
+                    "status": status,
+                    "ms": round((time.perf_counter() - started) * 1000, 1),
+                    "client": client[0] if client else None,
+                    "grant": info.get("grant"),
+                }
+                _access_log.info(json.dumps(line, separators=(",", ":")))
+
+
+def _route_family(path: str) -> str:
+    return next((route for route in _ROUTES if path.startswith(route)), "other")
 
 
 async def _live() -> dict[str, str]:
@@ -75,44 +233,32 @@ def _stats_route(workspace: Workspace) -> Callable[..., dict[str, float]]:
     return stats
 
 
-def _metrics_route(workspace: Workspace) -> Callable[[], PlainTextResponse]:
-    def metrics() -> PlainTextResponse:
-        """Totals since start as Prometheus counters (text exposition format)."""
-        stats = workspace.call_stats
-        lines = []
-        for name, help_text, value in (
-            ("repocontext_context_calls_total", "Context bundles served.", stats.total_calls),
-            (
-                "repocontext_response_tokens_total",
-                "Tokens of the context bundles sent.",
-                stats.total_response_tokens,
-            ),
-            (
-                "repocontext_reads_replaced_tokens_total",
-                "Tokens reading the delivered files whole would have cost.",
-                stats.total_reads_replaced_tokens,
-            ),
-        ):
-            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} counter", f"{name} {value}"]
-        return PlainTextResponse("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
+def _metrics_route(telemetry: Telemetry) -> Callable[[], Response]:
+    def metrics() -> Response:
+        """Prometheus metrics of this process (text exposition format)."""
+        return Response(telemetry.render(), media_type=CONTENT_TYPE)
 
     return metrics
 
 
 def _ready_route(workspace: Workspace) -> Callable[[], JSONResponse]:
     def ready() -> JSONResponse:
-        """Answer 200 when the store answers a read, 503 otherwise."""
+        """Answer 200 when something can serve, 503 otherwise (see the module docstring)."""
         try:
             report = workspace.health()
+            repos = workspace.list_repos()
         except RepoContextError as exc:  # an HTTP edge: the probe reports, it never raises
             return JSONResponse({"status": "unavailable", **exc.to_dict()}, status_code=503)
+        servable = not repos or any(repo.indexed_at for repo in repos)
         return JSONResponse(
             {
-                "status": "ready",
+                "status": "ready" if servable else "building",
                 "retrievalReady": report.retrieval_ready,
                 "retrievalPhase": report.retrieval_phase,
                 "repositories": report.repositories,
-            }
+                "servingRepositories": sum(1 for repo in repos if repo.indexed_at),
+            },
+            status_code=200 if servable else 503,
         )
 
     return ready

@@ -14,12 +14,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from repocontext.errors import NotFoundError, RepoContextError
+from repocontext.errors import IndexRunningError, NotFoundError, RepoContextError
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
 from repocontext.index.job import (
     IndexJob,
@@ -41,6 +42,8 @@ __all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
 _log = logging.getLogger(__name__)
 
 START_WAIT_S: Final = 5.0
+EXCLUSIVE_WAIT_S: Final = 10.0
+"""How long :meth:`IndexService.exclusive` waits for a refresh in progress to end."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +152,8 @@ class IndexService:
         """Re-index only ``paths`` (files or directories, relative to the root or absolute).
 
         Added, changed and deleted files under them are applied and the projections they
-        affect updated; the rest of the index is not looked at.
+        affect updated; the rest of the index is not looked at. A repository without a
+        finished index (reset since the reconcile loop listed it) is left alone.
 
         Raises:
             NotFoundError: No repository ``repo_id`` is registered.
@@ -164,17 +168,22 @@ class IndexService:
             if prefix and not prefix.endswith("/") and not (root / prefix).exists():
                 scope.add(prefix + "/")  # gone: it may have been a directory
         options = WalkOptions.from_wire(repo.get("filters"))
-        return self._execute(repo_id, root, options, None, scope=sorted(scope) or None)
+        return self._execute(
+            repo_id, root, options, None, scope=sorted(scope) or None, keep_fresh=True
+        )
 
     def reindex(self, repo_id: str) -> IndexProgress:
         """Run a full incremental pass with the repository's stored root and filters.
+
+        Like :meth:`refresh`, it leaves a repository without a finished index alone.
 
         Raises:
             NotFoundError: No repository ``repo_id`` is registered.
         """
         repo = self._repo(repo_id)
         root = Path(str(repo.get("root")))
-        return self._execute(repo_id, root, WalkOptions.from_wire(repo.get("filters")), None)
+        options = WalkOptions.from_wire(repo.get("filters"))
+        return self._execute(repo_id, root, options, None, keep_fresh=True)
 
     def warm(self, repo_id: str) -> bool:
         """Load the projection state of a repository from its file nodes, writing nothing.
@@ -288,7 +297,52 @@ class IndexService:
         """Return the stored text of a file, or ``None``."""
         return file_text(self.store, repo_id, path)
 
+    @contextmanager
+    def exclusive(self, repo_id: str, timeout: float = EXCLUSIVE_WAIT_S) -> Iterator[None]:
+        """Hold the repository's job lock, so no run, refresh or reindex of it starts meanwhile.
+
+        Used to drop a repository's records: a run in progress is never cut short; the
+        caller is refused instead. A quiet refresh (one that has recorded no status) is
+        waited for. Runs that were waiting for the lock find the repository gone (or reset)
+        when they get it, and write nothing. The projection state kept for the repository
+        is dropped on the way out.
+
+        Raises:
+            IndexRunningError: A run of the repository is in progress (in this process or
+                another), or a refresh did not end within ``timeout`` seconds.
+        """
+        self._refuse_foreign_run(repo_id)
+        lock = self._repo_lock(repo_id)
+        if not lock.acquire(blocking=False):
+            if self._stored_run(repo_id) is not None:
+                raise IndexRunningError(f"an index run of {repo_id!r} is in progress")
+            if not lock.acquire(timeout=timeout):
+                raise IndexRunningError(f"a refresh of {repo_id!r} did not end in {timeout} s")
+        try:
+            self._refuse_foreign_run(repo_id)  # another process may have started one meanwhile
+            yield
+        finally:
+            self._states.pop(repo_id, None)
+            lock.release()
+
     # -- internals ---------------------------------------------------------------------
+
+    def _stored_run(self, repo_id: str) -> dict[str, Any] | None:
+        """The recorded status of a run said to be in progress, if any."""
+        record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        value = record.value if record is not None and isinstance(record.value, dict) else {}
+        index = value.get("index")
+        return index if isinstance(index, dict) and index.get("status") == "running" else None
+
+    def _refuse_foreign_run(self, repo_id: str) -> None:
+        run = self._stored_run(repo_id)
+        pid = run.get("pid") if run is not None else None
+        if pid != os.getpid() and self._alive(repo_id, pid):
+            raise IndexRunningError(
+                f"an index run of {repo_id!r} is in progress in process {pid}",
+                hint="Wait until repocontext_index_status reports completed or failed "
+                "(or stop that process), then call again.",
+            )
 
     def _execute(
         self,
@@ -299,20 +353,26 @@ class IndexService:
         *,
         scope: list[str] | None = None,
         started: threading.Event | None = None,
+        keep_fresh: bool = False,
     ) -> IndexProgress:
         with self._repo_lock(repo_id):
-            job = IndexJob(
-                self.store,
-                repo_id,
-                root,
-                options,
-                clock=self.clock,
-                encoding=self.encoding,
-                on_progress=on_progress,
-                state=self._states.pop(repo_id, None),
-                scope=scope,
-            )
             try:
+                # Checked under the lock: a removal or reset may have held it since the
+                # caller looked, and a job must not write its records back.
+                repo = self._repo(repo_id)
+                if keep_fresh and not repo.get("indexedAt"):
+                    return IndexProgress(phase="reconciling")  # reset: stays unindexed
+                job = IndexJob(
+                    self.store,
+                    repo_id,
+                    root,
+                    options,
+                    clock=self.clock,
+                    encoding=self.encoding,
+                    on_progress=on_progress,
+                    state=self._states.pop(repo_id, None),
+                    scope=scope,
+                )
                 job.begin()  # records "running" before anyone waiting is released
             finally:
                 if started is not None:

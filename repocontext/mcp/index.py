@@ -130,6 +130,7 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
             exclude_globs=tuple(excludeGlobs or ()),
             respect_gitignore=respectGitignore,
             exclude_binary=excludeBinary,
+            max_file_bytes=workspace.settings.max_file_bytes,
         )
         return IndexStatusResult.of(workspace.bootstrap(Path(repoRoot), repoId, options))
 

@@ -7,6 +7,7 @@ from typing import Annotated, Final
 from mcp.types import ToolAnnotations
 from pydantic import Field, JsonValue
 
+from repocontext.auth import visible
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
 from repocontext.mcp.entries import EntryResult
 from repocontext.workspace import Workspace
@@ -189,9 +190,11 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         `truncated` is true when `maxNodes` cut the walk. Errors: `memory.not_found`,
         `memory.wrong_family`.
         """
-        return NeighborsResult.model_validate(
-            memory.neighbors(key, relation=relation, depth=depth, max_nodes=maxNodes)
-        )
+        walk = memory.neighbors(key, relation=relation, depth=depth, max_nodes=maxNodes)
+        nodes = walk.get("nodes")
+        if isinstance(nodes, list):  # keys of repositories outside the caller's grant are cut
+            walk["nodes"] = [n for n in nodes if isinstance(n, dict) and visible(str(n["key"]))]
+        return NeighborsResult.model_validate(walk)
 
     return [
         ToolSpec("repocontext_list_topics", repocontext_list_topics, "List topics", READ_ONLY),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from repocontext.auth import current_grant
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
 from repocontext.workspace import RepoInfo, Workspace
 
@@ -51,7 +52,10 @@ def list_repos_tool(workspace: Workspace) -> ToolSpec:
 
         Next: pass a `repoId` to repocontext_health to see whether that repository is ready.
         """
-        return ListReposResult(repos=[RepoEntry.of(info) for info in workspace.list_repos()])
+        grant = current_grant()
+        return ListReposResult(
+            repos=[RepoEntry.of(i) for i in workspace.list_repos() if grant.allows(i.repo_id)]
+        )
 
     return ToolSpec(
         name="repocontext_list_repos",

@@ -6,26 +6,29 @@ from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Final
 
-from mcp.server.mcpserver import MCPServer
-
+from repocontext.auth import Grant
 from repocontext.mcp._gate import ToolSpec
 from repocontext.mcp.claims import claim_tools
 from repocontext.mcp.entries import entry_tools
+from repocontext.mcp.grants import GrantedServer
 from repocontext.mcp.health import health_tool
 from repocontext.mcp.index import index_tools
 from repocontext.mcp.memory import memory_tools
 from repocontext.mcp.repos import list_repos_tool
 from repocontext.mcp.retrieval import retrieval_tools
+from repocontext.mcp.workspace_tools import workspace_tools
 from repocontext.settings import Settings
+from repocontext.telemetry import Telemetry
 from repocontext.workspace import Workspace
 
-__all__ = ["SERVER_NAME", "TOOLS", "build_server"]
+__all__ = ["SERVER_NAME", "TOOLS", "build_server", "local_grant", "offered"]
 
 SERVER_NAME: Final = "repocontext"
 
 TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     health_tool,
     list_repos_tool,
+    workspace_tools,
     index_tools,
     retrieval_tools,
     entry_tools,
@@ -41,28 +44,62 @@ INSTRUCTIONS: Final = (
 )
 
 
-def build_server(workspace: Workspace, settings: Settings) -> MCPServer:
-    """Return an MCP server exposing the repocontext tools over ``workspace``.
+def build_server(
+    workspace: Workspace,
+    settings: Settings,
+    *,
+    grant: Grant | None = None,
+    telemetry: Telemetry | None = None,
+) -> GrantedServer:
+    """Return an MCP server exposing the repocontext tools a grant may use over ``workspace``.
 
-    Write tools are registered only when ``settings.enable_writes`` is true.
+    Args:
+        workspace: The open workspace every tool works on.
+        settings: Decide which tools exist at all (see :func:`offered`).
+        grant: The caller's grant; default: the local grant of ``settings``.
+        telemetry: Where tool calls are counted, if anywhere.
     """
-    server: MCPServer = MCPServer(
+    grant = grant or local_grant(settings)
+    server = GrantedServer(
         SERVER_NAME,
         title="RepoContext",
         instructions=INSTRUCTIONS,
         version=_version(),
+        grant=grant,
+        withheld=frozenset(
+            spec.name for spec in _specs(workspace) if not offered(spec, settings, grant)
+        ),
+        telemetry=telemetry,
     )
     for spec in _specs(workspace):
-        if spec.writes and not (settings.enable_writes and settings.workspace_root):
-            continue
-        server.add_tool(
-            spec.fn,
-            name=spec.name,
-            title=spec.title,
-            annotations=spec.annotations,
-            structured_output=True,
-        )
+        if offered(spec, settings, grant):
+            server.add_tool(
+                spec.fn,
+                name=spec.name,
+                title=spec.title,
+                annotations=spec.annotations,
+                structured_output=True,
+            )
     return server
+
+
+def offered(spec: ToolSpec, settings: Settings, grant: Grant) -> bool:
+    """Return True when a server with ``settings`` offers ``spec`` to a caller with ``grant``.
+
+    Write tools need writes enabled and a curator grant; ``single_repo`` tools
+    (``bootstrap``) need ``serve --repo`` and ``workspace`` tools (``add_repo``,
+    ``remove_repo``, ``reset_index``) need ``serve --workspace-root``.
+    """
+    if spec.writes and not (settings.enable_writes and grant.can_write):
+        return False
+    if spec.mode != "any":
+        return settings.serve_mode == spec.mode
+    return True
+
+
+def local_grant(settings: Settings) -> Grant:
+    """Return the grant of callers without a token (stdio; HTTP without a tokens file)."""
+    return Grant.of("local", settings.local_role, settings.local_repos)
 
 
 def _specs(workspace: Workspace) -> list[ToolSpec]:

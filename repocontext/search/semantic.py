@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -73,6 +74,7 @@ class SemanticService:
         self._threads: dict[str, threading.Thread] = {}
         self._pending: set[str] = set()
         self._run_locks: dict[str, threading.Lock] = {}
+        self._dropping: set[str] = set()
         self._closed = threading.Event()
 
     @property
@@ -153,14 +155,41 @@ class SemanticService:
     def refresh(
         self, repo_id: str, on_progress: Callable[[int, int], None] | None = None
     ) -> EmbedReport | None:
-        """Run one embedding pass now; ``None`` when there is no embedder."""
+        """Run one embedding pass now; ``None`` when there is no embedder.
+
+        A repository that is no longer registered (removed since the pass was scheduled)
+        is not embedded: nothing is written for it.
+        """
         embedder = self.embedder()
         if embedder is None:
             return None
         with self._lock:
             run_lock = self._run_locks.setdefault(repo_id, threading.Lock())
         with run_lock:
+            if self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
+                return EmbedReport(0, 0, 0, 0.0)
             return self._pass(repo_id, embedder, on_progress)
+
+    def drop(self, repo_id: str) -> None:
+        """Forget a repository's vector plane: stop its pass and delete the plane's files.
+
+        A pass in progress stops at its next batch and writes nothing more; a scheduled one
+        is cancelled. The plane directory under ``directory`` is deleted (a projection: the
+        next pass rebuilds it). The status record stays for the caller to delete with the
+        repository's other vector records.
+        """
+        with self._lock:
+            self._pending.discard(repo_id)
+            self._dropping.add(repo_id)
+            run_lock = self._run_locks.setdefault(repo_id, threading.Lock())
+        try:
+            with run_lock:
+                with self._lock:
+                    self._planes.pop(repo_id, None)
+                _remove_tree(self.directory / _plane_dir(repo_id))
+        finally:
+            with self._lock:
+                self._dropping.discard(repo_id)
 
     # -- internals ---------------------------------------------------------------------
 
@@ -182,8 +211,8 @@ class SemanticService:
         with self._lock:
             plane = self._planes.get(repo_id)
             if plane is None or plane.space != embedder.space:
-                name = repo_key(repo_id).replace("/", "_")
-                plane = VectorPlane(self.directory / name / embedder.space.id, embedder.space)
+                directory = self.directory / _plane_dir(repo_id) / embedder.space.id
+                plane = VectorPlane(directory, embedder.space)
                 self._planes[repo_id] = plane
             return plane
 
@@ -228,7 +257,7 @@ class SemanticService:
         parts = [kept_vectors]
         last = time.monotonic()
         for i in range(0, total, BATCH):
-            if self._closed.is_set():
+            if self._closed.is_set() or repo_id in self._dropping:
                 raise _Stopped
             parts.append(embedder.embed([c.text for c in chunks[i : i + BATCH]]))
             done = min(i + BATCH, total)
@@ -268,6 +297,21 @@ class SemanticService:
 
     def _set_status(self, repo_id: str, value: dict[str, Any]) -> None:
         self.store.put(VECTOR_METADATA, vec_key(repo_id, "status"), value)
+
+
+def _plane_dir(repo_id: str) -> str:
+    return repo_key(repo_id).replace("/", "_")
+
+
+def _remove_tree(path: Path) -> None:
+    # A projection: a directory that cannot be deleted costs disk space, not correctness
+    # (the next pass of a re-added repository rewrites what it keeps).
+    try:
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        _log.warning("could not delete the vector plane %s: %s", path, exc)
 
 
 def memory_key_of(path: str) -> str | None:

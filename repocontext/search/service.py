@@ -120,17 +120,36 @@ class SearchService:
         with self._lock:
             index = self._indexes.get(repo_id)
             if index is None:
-                name = repo_key(repo_id).replace("/", "_") + ".fts"
-                index = KeywordIndex(self.directory / name)
+                index = KeywordIndex(self._index_path(repo_id))
                 self._indexes[repo_id] = index
             return index
 
-    def sync(self, repo_id: str) -> int:
-        """Bring the keyword index up to the store's head; return the files (re)indexed."""
-        index = self.keyword_index(repo_id)
+    def drop(self, repo_id: str) -> None:
+        """Close and delete a repository's keyword index (a projection: the next sync rebuilds).
+
+        Waits for a sync of that repository in progress; a search that runs afterwards
+        starts from an empty index and rebuilds it from the store.
+        """
         with self._lock:
             lock = self._sync_locks.setdefault(repo_id, threading.Lock())
         with lock:
+            with self._lock:
+                index = self._indexes.pop(repo_id, None)
+            if index is not None:
+                index.close()
+            path = self._index_path(repo_id)
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+    def _index_path(self, repo_id: str) -> Path:
+        return self.directory / (repo_key(repo_id).replace("/", "_") + ".fts")
+
+    def sync(self, repo_id: str) -> int:
+        """Bring the keyword index up to the store's head; return the files (re)indexed."""
+        with self._lock:
+            lock = self._sync_locks.setdefault(repo_id, threading.Lock())
+        with lock:
+            index = self.keyword_index(repo_id)  # under the lock: drop() may replace it
             head = self.store.last_seq()
             if index.seq == 0 or index.seq > head:
                 return self._rebuild(repo_id, index, head)
@@ -174,10 +193,13 @@ class SearchService:
             NotFoundError: No repository ``repo_id`` is registered.
             InvalidInputError: The query is empty.
         """
-        repo = self._repo(repo_id)
+        self._repo(repo_id)
         if not query.strip():
             raise InvalidInputError("the query is empty", hint="Describe what you look for.")
         self.sync(repo_id)
+        # Read after the sync, so the run that wrote what the index now holds is reported
+        # (its repository record is written just after its files: it may trail by one run).
+        repo = self._repo(repo_id)
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
         query_terms = unique_terms(query)
         nearest = (

@@ -42,19 +42,57 @@ async def test_ready_answers_200_with_retrieval_state_when_the_store_reads(
         "retrievalReady": True,
         "retrievalPhase": "nothing_registered",
         "repositories": 0,
+        "servingRepositories": 0,
     }
 
 
-async def test_ready_folds_in_a_registered_repo_still_building(
+async def test_ready_answers_503_while_every_repository_is_on_its_first_pass(
     http: httpx2.AsyncClient, workspace: Workspace, tmp_path: Path
 ) -> None:
     workspace.register_repo(tmp_path / "proj")
-    body = (await http.get("/health/ready")).json()
-    assert (body["retrievalPhase"], body["retrievalReady"], body["repositories"]) == (
+    response = await http.get("/health/ready")
+    body = response.json()
+    assert response.status_code == 503
+    assert (body["status"], body["retrievalPhase"], body["retrievalReady"]) == (
+        "building",
         "building",
         False,
+    )
+
+
+async def test_ready_answers_200_once_one_repository_serves_while_another_builds(
+    http: httpx2.AsyncClient, workspace: Workspace, tmp_path: Path
+) -> None:
+    (tmp_path / "proj" / "a.py").write_text("x = 1\n")
+    workspace.bootstrap(tmp_path / "proj", background=False)
+    (tmp_path / "other").mkdir()
+    workspace.register_repo(tmp_path / "other")
+    response = await http.get("/health/ready")
+    body = response.json()
+    assert response.status_code == 200
+    assert (body["status"], body["retrievalPhase"], body["servingRepositories"]) == (
+        "ready",
+        "building",
         1,
     )
+
+
+async def test_metrics_expose_store_index_and_token_figures(
+    http: httpx2.AsyncClient, workspace: Workspace, tmp_path: Path
+) -> None:
+    (tmp_path / "proj" / "a.py").write_text("def handler():\n    return 1\n")
+    workspace.bootstrap(tmp_path / "proj", background=False)
+    await http.get("/health/live")
+    response = await http.get("/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    text = response.text
+    assert 'repocontext_index_files{repo="proj"} 1.0' in text
+    assert 'repocontext_index_phase{phase="parsing",repo="proj"} 0.0' in text
+    assert "repocontext_store_size_bytes " in text
+    assert 'repocontext_store_records{tree="repo-context-structural"}' in text
+    assert "repocontext_response_tokens_total 0.0" in text
+    assert 'repocontext_http_requests_total{route="/health/live",status="200"} 1.0' in text
 
 
 async def test_ready_answers_503_when_the_store_cannot_be_read(

@@ -32,9 +32,8 @@ def make_repo(root: Path) -> Path:
 @pytest.fixture
 def served(tmp_path: Path):
     repo = make_repo(tmp_path / "ws" / "proj")
-    settings = Settings(
-        data_dir=tmp_path / "data", workspace_root=tmp_path / "ws", enable_writes=True
-    )
+    # Single-repository mode (serve --repo): the mode that offers repocontext_bootstrap.
+    settings = Settings(data_dir=tmp_path / "data", repo=repo, enable_writes=True)
     with Workspace.open(settings) as workspace:
         yield workspace, repo
 

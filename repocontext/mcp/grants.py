@@ -1,0 +1,108 @@
+"""One MCP server per grant: the grant decides which tools are listed and which calls pass.
+
+:func:`repocontext.mcp.build_server` registers only the tools a grant may use, so
+``tools/list`` never shows a reader a write tool. :class:`GrantedServer` is the second gate,
+on every ``tools/call``:
+
+1. a catalogue tool this grant was not given (a guessed name) -> ``auth.tool_forbidden``;
+2. a ``repoId`` or ``key`` argument (or, for ``add_repo`` / ``bootstrap``, the id the path
+   would register under) outside the grant's repositories -> ``auth.repo_forbidden``;
+3. otherwise the tool runs with the grant as :func:`repocontext.auth.current_grant`, so tools
+   that list across repositories filter by it.
+
+Every call is observed in :class:`repocontext.telemetry.Telemetry` (tool, outcome, latency).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, InputRequiredResult
+
+from repocontext.auth import Grant, check_key, check_repo, granted
+from repocontext.errors import RepoContextError, ToolForbiddenError
+from repocontext.mcp._gate import error_result
+from repocontext.telemetry import Telemetry
+
+__all__ = ["GrantedServer"]
+
+_PATH_ARGUMENTS = ("path", "repoRoot")
+
+
+class GrantedServer(MCPServer):
+    """An MCP server bound to one grant (see the module docstring)."""
+
+    def __init__(
+        self,
+        *args: Any,
+        grant: Grant,
+        withheld: frozenset[str] = frozenset(),
+        telemetry: Telemetry | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Build the server.
+
+        Args:
+            *args: Passed to :class:`MCPServer`.
+            grant: The grant every call of this server runs under.
+            withheld: Catalogue tools this grant is not given (refused by name).
+            telemetry: Where calls are counted, if anywhere.
+            **kwargs: Passed to :class:`MCPServer`.
+        """
+        super().__init__(*args, **kwargs)
+        self.grant = grant
+        self.withheld = withheld
+        self.telemetry = telemetry
+        self._known: set[str] = set(withheld)
+
+    def add_tool(self, fn: Any, *args: Any, **kwargs: Any) -> None:
+        """Register a tool (and remember its name for the metrics' label set)."""
+        super().add_tool(fn, *args, **kwargs)
+        self._known.add(kwargs.get("name") or fn.__name__)
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        context: Context[Any, Any] | None = None,
+    ) -> CallToolResult | InputRequiredResult:
+        """Run a tool under this server's grant, or refuse it (see the module docstring)."""
+        started = time.perf_counter()
+        outcome = "error"
+        try:
+            refusal = self._refusal(name, arguments)
+            if refusal is not None:
+                outcome = "forbidden"
+                return error_result(refusal.code, refusal.message, refusal.hint)
+            with granted(self.grant):
+                result = await super().call_tool(name, arguments, context)
+            if not (isinstance(result, CallToolResult) and result.is_error):
+                outcome = "ok"
+            return result
+        finally:
+            if self.telemetry is not None:
+                label = name if name in self._known else "unknown"
+                self.telemetry.observe_tool(label, time.perf_counter() - started, outcome)
+
+    def _refusal(self, name: str, arguments: dict[str, Any]) -> RepoContextError | None:
+        if name in self.withheld:
+            return ToolForbiddenError(f"tool {name} is not offered to this caller")
+        try:
+            repo_id = arguments.get("repoId")
+            if isinstance(repo_id, str):
+                check_repo(repo_id, self.grant)
+            key = arguments.get("key")
+            if isinstance(key, str):
+                check_key(key, self.grant)
+            if self.grant.repos is not None and not isinstance(repo_id, str):
+                for argument in _PATH_ARGUMENTS:
+                    path = arguments.get(argument)
+                    if isinstance(path, str) and path:
+                        # The id a path registers under by default (Workspace.register_repo).
+                        check_repo(Path(path).expanduser().resolve().name, self.grant)
+        except RepoContextError as exc:
+            return exc
+        return None

@@ -1,0 +1,60 @@
+import json
+import subprocess
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from repocontext.cli import app
+
+runner = CliRunner()
+
+
+def make_repo(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (root / "notes.txt").write_text("hello\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def invoke(*args: str, code: int = 0) -> str:
+    result = runner.invoke(app, list(args))
+    assert result.exit_code == code, result.output
+    return result.stdout if code == 0 else result.stderr
+
+
+def test_list_reset_and_remove_with_json(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    invoke("memory", "remember", "decisions", "--title", "Keep add pure", "--data-dir", data)
+    listed = json.loads(invoke("repos", "list", "--data-dir", data, "--json"))
+    assert [(r["repo_id"], r["files"]) for r in listed["repos"]] == [("calc", 2)]
+
+    reset = json.loads(invoke("repos", "reset", "calc", "--data-dir", data, "--json"))
+    assert reset["memory_preserved"] is True and reset["entries_deleted"] > 0
+    assert reset["trees_swept"][0] == "structural"
+    assert "memory" not in reset["trees_swept"]
+    listed = json.loads(invoke("repos", "list", "--data-dir", data, "--json"))
+    assert [(r["files"], r["indexed_at"]) for r in listed["repos"]] == [(0, None)]
+    topics = json.loads(invoke("memory", "topics", "--data-dir", data, "--json"))
+    assert topics["topics"] == [{"topic": "decisions", "count": 1}]
+
+    removed = json.loads(invoke("repos", "remove", "calc", "--data-dir", data, "--json"))
+    assert removed["existed"] is True and removed["removed"]["memory"] == 1
+    assert removed["total"] == sum(removed["removed"].values())
+    assert json.loads(invoke("repos", "list", "--data-dir", data, "--json")) == {"repos": []}
+    assert (repo / "src" / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_text_output_and_errors(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    assert invoke("repos", "list", "--data-dir", data).strip() == "no repository is registered"
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    assert "calc" in invoke("repos", "list", "--data-dir", data)
+    assert "memory kept" in invoke("repos", "reset", "calc", "--data-dir", data)
+    assert "repo.not_found" in invoke("repos", "reset", "nope", "--data-dir", data, code=1)
+    assert "removed" in invoke("repos", "remove", "calc", "--data-dir", data)
+    text = invoke("repos", "remove", "calc", "--data-dir", data)
+    assert text.strip() == "calc: not registered; nothing removed"

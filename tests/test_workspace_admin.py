@@ -1,0 +1,309 @@
+"""Removing a repository and resetting its index: every record, every projection, no disk I/O."""
+
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repocontext.errors import IndexRunningError, NotFoundError, PathOutsideWorkspaceError
+from repocontext.index.job import IndexProgress
+from repocontext.index.removal import CODE_INDEX_TREES, reset_index_records, short_tree_name
+from repocontext.pack.bundle import ContextRequest
+from repocontext.settings import Settings
+from repocontext.store import MEMORY, SESSION, STRUCTURAL, TREES, VECTOR_METADATA, Value
+from repocontext.store.keys import repo_key, repo_prefix, vec_key
+from repocontext.workspace import Workspace
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": (
+        "def compute(x):\n    return x * 2\n\n\nclass Engine:\n    def start(self):\n"
+        "        return compute(1)\n"
+    ),
+    "pkg/mailer.py": "import smtplib\n\n\ndef send_email(to):\n    return smtplib.SMTP(to)\n",
+    "tests/test_core.py": (
+        "from pkg.core import compute\n\n\ndef test_compute():\n    assert compute(2) == 4\n"
+    ),
+    "README.md": "# proj\n\nComputes things.\n",
+}
+
+
+def make_repo(root: Path) -> Path:
+    for rel, body in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def disk_state(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+
+
+def counts(workspace: Workspace, repo_id: str) -> dict[str, int]:
+    store = workspace.store
+    return {tree: store.count(tree, repo_prefix(repo_id)) for tree in TREES}
+
+
+@pytest.fixture
+def ws_root(tmp_path: Path) -> Path:
+    make_repo(tmp_path / "ws" / "proj")
+    make_repo(tmp_path / "ws" / "proj2")  # an id sharing a prefix: must stay untouched
+    return tmp_path / "ws"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, ws_root: Path) -> Iterator[Workspace]:
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=ws_root, reconcile="off", embedder="static"
+    )
+    with Workspace.open(settings) as ws:
+        for name in ("proj", "proj2"):
+            assert ws.bootstrap(ws_root / name, background=False).status == "completed"
+            ws.semantic.wait(name)
+        yield ws
+
+
+def populate_memory_and_session(workspace: Workspace, repo_id: str) -> str:
+    entry = workspace.memory.remember(
+        repo_id, "decisions", title="Engine stays pure", body="compute has no side effects"
+    )
+    workspace.context(ContextRequest(repo_id=repo_id, task="compute engine", session="s1"))
+    workspace.semantic.refresh(repo_id)  # the memory write scheduled a pass; run it now
+    return str(entry["key"])
+
+
+def answers(workspace: Workspace, repo_id: str) -> dict[str, object]:
+    search = workspace.search.search(repo_id, "compute engine", k=5)
+    return {
+        "hits": [(h.path, h.reasons) for h in search.hits],
+        "outline": workspace.index.outline(repo_id, "pkg/core.py"),
+        "related": workspace.index.related(repo_id, "pkg/core.py"),
+        "files": workspace.get_repo(repo_id).files,  # type: ignore[union-attr]  # registered
+        "records": {t: n for t, n in counts(workspace, repo_id).items() if t in CODE_INDEX_TREES},
+    }
+
+
+def test_remove_deletes_every_record_in_every_tree_and_every_projection(
+    workspace: Workspace, ws_root: Path
+) -> None:
+    populate_memory_and_session(workspace, "proj")
+    before = counts(workspace, "proj")
+    for tree in (STRUCTURAL, MEMORY, SESSION, VECTOR_METADATA, *CODE_INDEX_TREES[:4]):
+        assert before[tree] > 0, tree
+    neighbour = counts(workspace, "proj2")
+    disk = disk_state(ws_root / "proj")
+    assert workspace.search.search("proj", "compute").hits
+    fts = workspace.search.directory / (repo_key("proj").replace("/", "_") + ".fts")
+    planes = workspace.semantic.directory / repo_key("proj").replace("/", "_")
+    assert fts.exists() and planes.exists()
+
+    removal = workspace.remove_repo("proj")
+
+    assert removal.existed
+    assert removal.removed == {
+        short_tree_name(tree): before[tree] + (tree == STRUCTURAL) for tree in TREES
+    }
+    assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
+    assert workspace.store.get(STRUCTURAL, repo_key("proj")) is None
+    assert [r.repo_id for r in workspace.list_repos()] == ["proj2"]
+    assert counts(workspace, "proj2") == neighbour
+    assert not fts.exists() and not planes.exists()
+    with pytest.raises(NotFoundError):
+        workspace.search.search("proj", "compute")
+    assert disk_state(ws_root / "proj") == disk
+
+
+def test_remove_of_an_unknown_repository_is_a_no_op(workspace: Workspace) -> None:
+    before = counts(workspace, "proj")
+    removal = workspace.remove_repo("nope")
+    assert (removal.existed, removal.total) == (False, 0)
+    assert removal.removed == dict.fromkeys(map(short_tree_name, TREES), 0)
+    assert counts(workspace, "proj") == before
+
+
+def test_remove_twice_removes_nothing_the_second_time(workspace: Workspace) -> None:
+    assert workspace.remove_repo("proj").total > 0
+    again = workspace.remove_repo("proj")
+    assert (again.existed, again.total) == (False, 0)
+
+
+def test_reset_drops_the_code_index_and_keeps_memory_sessions_and_registration(
+    workspace: Workspace, ws_root: Path
+) -> None:
+    key = populate_memory_and_session(workspace, "proj")
+    before = counts(workspace, "proj")
+    disk = disk_state(ws_root / "proj")
+
+    reset = workspace.reset_index("proj")
+
+    assert reset.memory_preserved
+    assert reset.trees_swept == tuple(map(short_tree_name, CODE_INDEX_TREES))
+    swept = {t: before[t] for t in CODE_INDEX_TREES}
+    assert reset.entries_deleted == sum(swept.values()) > 0
+    after = counts(workspace, "proj")
+    assert {t: after[t] for t in CODE_INDEX_TREES} == dict.fromkeys(CODE_INDEX_TREES, 0)
+    assert (after[MEMORY], after[SESSION]) == (before[MEMORY], before[SESSION])
+    assert workspace.memory.recall(key)["exists"] is True
+    info = workspace.get_repo("proj")
+    assert info is not None and info.root == str(ws_root / "proj")
+    assert (info.files, info.indexed_at, info.vectors, info.last_ingested_at) == (0, None, 0, None)
+    assert info.indexed_commit is None
+    assert workspace.index.status("proj").status == "none"
+    assert workspace.health("proj").repository.verdict == "building"  # type: ignore[union-attr]
+    assert workspace.search.search("proj", "compute engine").hits == []
+    memory = workspace.search.search("proj", "engine pure", scope="memory")
+    assert [h.key for h in memory.hits] == [key]
+    assert workspace.store.get(VECTOR_METADATA, vec_key("proj", "status")) is None
+    assert disk_state(ws_root / "proj") == disk
+
+
+def test_an_open_keyword_index_follows_a_reset_made_by_another_process(
+    workspace: Workspace,
+) -> None:
+    # Another process (the CLI) tombstones the records; this one only sees the change feed.
+    key = populate_memory_and_session(workspace, "proj")
+    assert workspace.search.search("proj", "compute engine").hits
+    reset_index_records(workspace.store, "proj")
+    assert workspace.search.search("proj", "compute engine").hits == []
+    memory = workspace.search.search("proj", "engine pure", scope="memory")
+    assert [h.key for h in memory.hits] == [key]
+
+
+def test_reset_of_an_unknown_repository_is_repo_not_found(workspace: Workspace) -> None:
+    with pytest.raises(NotFoundError) as caught:
+        workspace.reset_index("nope")
+    assert caught.value.code == "repo.not_found"
+
+
+def test_indexing_again_after_reset_gives_the_same_answers(
+    workspace: Workspace, ws_root: Path
+) -> None:
+    before = answers(workspace, "proj")
+    workspace.reset_index("proj")
+    status = workspace.bootstrap(ws_root / "proj", background=False)
+    workspace.semantic.wait("proj")
+    assert status.status == "completed" and status.counters["filesAdded"] == len(FILES)
+    assert answers(workspace, "proj") == before
+
+
+def test_the_reconcile_entry_points_write_nothing_after_reset_or_remove(
+    workspace: Workspace,
+) -> None:
+    workspace.reset_index("proj")
+    assert workspace.index.reindex("proj") == IndexProgress(phase="reconciling")
+    assert workspace.index.refresh("proj", ["pkg/core.py"]) == IndexProgress(phase="reconciling")
+    assert {t: n for t, n in counts(workspace, "proj").items() if n} == {}
+    workspace.remove_repo("proj")
+    with pytest.raises(NotFoundError):
+        workspace.index.reindex("proj")
+    report = workspace.semantic.refresh("proj")  # a pass scheduled before the removal
+    assert report is not None and report.vectors == 0
+    assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
+    assert workspace.store.get(STRUCTURAL, repo_key("proj")) is None
+
+
+def test_remove_and_reset_refuse_while_an_index_run_is_in_progress(
+    workspace: Workspace, ws_root: Path
+) -> None:
+    (ws_root / "proj" / "pkg" / "extra.py").write_text("def extra():\n    return 1\n")
+    os.utime(ws_root / "proj" / "pkg" / "core.py", ns=(1, 1))  # changed stat: read again
+    parsing, release = threading.Event(), threading.Event()
+
+    def hold(progress: IndexProgress, done: int, total: int) -> None:
+        parsing.set()
+        assert release.wait(30)
+
+    run = threading.Thread(
+        target=workspace.bootstrap,
+        args=(ws_root / "proj",),
+        kwargs={"background": False, "on_progress": hold},
+    )
+    run.start()
+    try:
+        assert parsing.wait(30)
+        before = counts(workspace, "proj")
+        for drop in (workspace.remove_repo, workspace.reset_index):
+            with pytest.raises(IndexRunningError) as caught:
+                drop("proj")
+            assert caught.value.code == "index.running"
+        assert counts(workspace, "proj") == before
+    finally:
+        release.set()
+        run.join(30)
+    assert workspace.index.status("proj").status == "completed"
+    assert workspace.remove_repo("proj").existed
+    assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
+
+
+def test_add_refuses_a_symlink_or_dotdot_path_outside_the_root(
+    workspace: Workspace, ws_root: Path, tmp_path: Path
+) -> None:
+    outside = make_repo(tmp_path / "outside")
+    (ws_root / "link").symlink_to(outside, target_is_directory=True)
+    for path in (ws_root / "link", ws_root / ".." / "outside"):
+        with pytest.raises(PathOutsideWorkspaceError) as caught:
+            workspace.bootstrap(path, background=False)
+        assert caught.value.code == "path.outside_workspace"
+    assert [r.repo_id for r in workspace.list_repos()] == ["proj", "proj2"]
+
+
+def test_exclusive_refuses_a_live_run_of_another_process_and_ignores_a_dead_one(
+    workspace: Workspace,
+) -> None:
+    record = workspace.store.get(STRUCTURAL, repo_key("proj"))
+    assert record is not None and isinstance(record.value, dict)
+    dead = subprocess.Popen(["true"])  # reaped below: its pid is gone
+    dead.wait()
+    alive = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # runs until its stdin closes
+    try:
+        assert_refusals(workspace, record.value, [(alive.pid, True), (dead.pid, False)])
+    finally:
+        assert alive.stdin is not None
+        alive.stdin.close()
+        alive.wait(30)
+
+
+def assert_refusals(
+    workspace: Workspace, registration: dict[str, Value], cases: list[tuple[int, bool]]
+) -> None:
+    for pid, refused in cases:
+        run: dict[str, Value] = {"status": "running", "pid": pid, "phase": "parsing"}
+        running: dict[str, Value] = {**registration, "index": run}
+        workspace.store.put(STRUCTURAL, repo_key("proj"), running)
+        if refused:
+            with pytest.raises(IndexRunningError, match="in process"):
+                workspace.remove_repo("proj")
+        else:
+            assert workspace.remove_repo("proj").existed
+
+
+def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: Workspace) -> None:
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with workspace.index.exclusive("proj"):  # stands in for a refresh holding the lock
+            holding.set()
+            assert release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(30)
+        with (
+            pytest.raises(IndexRunningError, match="did not end"),
+            workspace.index.exclusive("proj", timeout=0.01),
+        ):
+            pass
+    finally:
+        release.set()
+        holder.join(30)
+    with workspace.index.exclusive("proj", timeout=0.01):
+        pass
