@@ -16,7 +16,7 @@ Retrieval phases (``HealthReport.retrieval_phase``):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -369,15 +369,21 @@ class Workspace:
             key=lambda info: info.repo_id,
         )
 
-    def health(self, repo_id: str | None = None) -> HealthReport:
+    def health(
+        self, repo_id: str | None = None, *, visible: Callable[[str], bool] | None = None
+    ) -> HealthReport:
         """Report service and retrieval health, optionally for one repository.
 
         An unknown ``repo_id`` is not an error: its verdict is ``unknown``.
 
+        Args:
+            repo_id: Also report on this repository.
+            visible: Count only the repositories it accepts (a caller's grant).
+
         Raises:
             StoreError: The store could not be read.
         """
-        repos = self.list_repos()
+        repos = [r for r in self.list_repos() if visible is None or visible(r.repo_id)]
         phase = _phase(repos)
         repository = None
         if repo_id is not None:

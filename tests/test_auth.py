@@ -100,6 +100,10 @@ async def test_the_local_grant_decides_what_a_stdio_caller_sees(tmp_path: Path) 
             assert [repo["repoId"] for repo in listed["repos"]] == ["a"]
             topics = await client.call_tool("repocontext_list_topics", {"repoId": "b"})
             assert tool_error(topics)["code"] == "auth.repo_forbidden"
+            health = (await client.call_tool("repocontext_health", {})).structured_content
+            assert health["repositories"] == 1
+            other = await client.call_tool("repocontext_health", {"repoId": "b"})
+            assert tool_error(other)["code"] == "auth.repo_forbidden"
         async with Client(build_server(workspace, base)) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             assert "repocontext_remember" in names

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from repocontext.auth import check_repo, current_grant
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
 from repocontext.workspace import HealthReport, RepositoryHealth, RetrievalPhase, Verdict, Workspace
 
@@ -73,7 +74,8 @@ def health_tool(workspace: Workspace) -> ToolSpec:
 
         Returns `available` (the server answered), `group` ("repocontext"), `status` ("ok"
         when the store answered a read), `repositories` (how many are registered),
-        `retrievalReady` and `retrievalPhase`:
+        `retrievalReady` and `retrievalPhase` (both over the repositories this caller may
+        see):
         - `nothing_registered`: no repository yet; nothing to search (ready).
         - `building`: a registered repository has no finished index yet; search results
           would be incomplete (the only phase that is not ready). Call again later.
@@ -86,7 +88,10 @@ def health_tool(workspace: Workspace) -> ToolSpec:
 
         Next: repocontext_list_repos to see the registered repositories and their ids.
         """
-        return HealthResult.of(workspace.health(repoId))
+        grant = current_grant()
+        if repoId is not None:
+            check_repo(repoId, grant)
+        return HealthResult.of(workspace.health(repoId, visible=grant.allows))
 
     return ToolSpec(
         name="repocontext_health",
