@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/index.py --write-docs
 	$(BIN)/python bench/search.py --write-docs
 	$(BIN)/python bench/memory.py --write-docs
+	$(BIN)/python bench/load.py --write-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
