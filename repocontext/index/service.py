@@ -402,8 +402,9 @@ class IndexService:
 
     def _alive(self, repo_id: str, pid: object) -> bool:
         if pid == os.getpid():
-            thread = self._threads.get(repo_id)
-            return thread is not None and thread.is_alive()
+            # Every run of this process (background, foreground, reconcile refresh or pass)
+            # records "running" and ends its record while it holds the repository's lock.
+            return self._repo_lock(repo_id).locked()
         if not isinstance(pid, int):
             return False
         try:

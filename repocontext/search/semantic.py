@@ -6,11 +6,17 @@ files are chunked (:func:`~repocontext.search.embed.chunks_of`) and embedded, re
 drop out, and the plane is rewritten. Memory entries are embedded too, one chunk each (title,
 tags and body), under the plane path ``MEMORY_PATH_PREFIX + key`` (which no file path can
 have), and re-embedded when that text changes; memory writes schedule a pass as index runs
-do. Progress and the result live in the vector-metadata record ``repo/{id}/vec/status``
-(``status``, ``space``, ``chunksDone``, ``chunksTotal``, ``vectors``, ``finishedAt``), which
-``index_status`` and health read. Semantic answers come only from a completed plane of the
-configured space: while a plane is building, or without an embedder, search fails closed to
-keyword-only and says so.
+do. Memory vectors live in a plane of their own, so a note written or forgotten rewrites
+only that small plane, never the repository's file plane (nor its ANN index).
+
+Progress and the result live in the vector-metadata record ``repo/{id}/vec/status``
+(``status``, ``space``, ``chunksDone``, ``chunksTotal``, ``vectors``, ``finishedAt``,
+``servable``), which ``index_status`` and health read. Semantic answers come only from
+completed planes of the configured space. A pass writes its planes only when it ends, so
+while it runs the planes on disk are still those of the last completed pass: when there was
+one in the same space (``servable``), they keep answering (trailing the pass by its changes;
+the keyword side is always current). Before the first completed pass, or without an
+embedder, search fails closed to keyword-only and says so.
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ BATCH: Final = 256
 MEMORY_PATH_PREFIX: Final = "\x1fmem\x1f"
 """Plane paths of memory entries start with this (file paths never hold control characters)."""
 STATUS_INTERVAL_S: Final = 0.5
+FILES_PART: Final = "files"
+MEMORY_PART: Final = "memory"
 
 _log = logging.getLogger(__name__)
 
@@ -70,7 +78,7 @@ class SemanticService:
         self._embedder: Embedder | None = None
         self._load_error: str | None = None
         self._lock = threading.Lock()
-        self._planes: dict[str, VectorPlane] = {}
+        self._planes: dict[tuple[str, str], VectorPlane] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._pending: set[str] = set()
         self._run_locks: dict[str, threading.Lock] = {}
@@ -98,30 +106,35 @@ class SemanticService:
         return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
 
     def ready_vectors(self, repo_id: str) -> int:
-        """Vectors of a completed plane of the configured backend (0 otherwise); loads nothing."""
+        """Vectors of completed planes of the configured backend (0 otherwise); loads nothing."""
         status = self.status(repo_id)
         space = str(status.get("space") or "")
-        if status.get("status") != "completed" or not space.startswith(f"{self.embedder_name}-"):
+        if not _servable(status) or not space.startswith(f"{self.embedder_name}-"):
             return 0
         return int(status.get("vectors") or 0)
 
     def ready_plane(self, repo_id: str) -> VectorPlane | None:
-        """The repository's plane when it is complete and of the configured space."""
+        """The repository's file plane when a completed one of the configured space exists."""
         embedder = self.embedder()
         if embedder is None:
             return None
         status = self.status(repo_id)
-        if status.get("status") != "completed" or status.get("space") != embedder.space.id:
+        if not _servable(status) or status.get("space") != embedder.space.id:
             return None
         return self._plane(repo_id, embedder)
 
     def search(self, repo_id: str, query: str, limit: int) -> list[ChunkHit] | None:
-        """Chunks nearest to ``query``, or ``None`` when no ready plane can answer."""
+        """Chunks nearest to ``query`` (files and memory), or ``None`` when no plane can answer."""
         plane = self.ready_plane(repo_id)
         embedder = self._embedder
         if plane is None or embedder is None:
             return None
-        return plane.search(embedder.embed([query])[0], limit)
+        vector = embedder.embed([query])[0]
+        hits = plane.search(vector, limit)
+        notes = self._plane(repo_id, embedder, MEMORY_PART).search(vector, limit)
+        if not notes:
+            return hits
+        return sorted([*hits, *notes], key=lambda hit: -hit.score)[:limit]
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop scheduling, let running passes stop at their next batch, and wait for them."""
@@ -185,7 +198,8 @@ class SemanticService:
         try:
             with run_lock:
                 with self._lock:
-                    self._planes.pop(repo_id, None)
+                    for part in (FILES_PART, MEMORY_PART):
+                        self._planes.pop((repo_id, part), None)
                 _remove_tree(self.directory / _plane_dir(repo_id))
         finally:
             with self._lock:
@@ -207,13 +221,13 @@ class SemanticService:
                 _log.exception("embedding %s failed", repo_id)
                 self._set_status(repo_id, {"status": "failed"})
 
-    def _plane(self, repo_id: str, embedder: Embedder) -> VectorPlane:
+    def _plane(self, repo_id: str, embedder: Embedder, part: str = "files") -> VectorPlane:
         with self._lock:
-            plane = self._planes.get(repo_id)
+            plane = self._planes.get((repo_id, part))
             if plane is None or plane.space != embedder.space:
-                directory = self.directory / _plane_dir(repo_id) / embedder.space.id
-                plane = VectorPlane(directory, embedder.space)
-                self._planes[repo_id] = plane
+                name = embedder.space.id if part == FILES_PART else f"{embedder.space.id}.{part}"
+                plane = VectorPlane(self.directory / _plane_dir(repo_id) / name, embedder.space)
+                self._planes[(repo_id, part)] = plane
             return plane
 
     def _pass(
@@ -223,7 +237,8 @@ class SemanticService:
         on_progress: Callable[[int, int], None] | None,
     ) -> EmbedReport:
         started = time.perf_counter()
-        plane = self._plane(repo_id, embedder)
+        files = self._plane(repo_id, embedder)
+        memory = self._plane(repo_id, embedder, MEMORY_PART)
         current: dict[str, str | None] = {}
         todo: list[dict[str, Any]] = []
         for record in self.store.iter_records(STRUCTURAL, family_prefix(repo_id, "file")):
@@ -233,41 +248,43 @@ class SemanticService:
             path = str(node.get("path"))
             blob = node.get("blobId")
             current[path] = str(blob) if blob is not None else None
-            if plane.files.get(path) != current[path] or path not in plane.files:
+            if files.files.get(path) != current[path] or path not in files.files:
                 todo.append(node)
-        notes = self._memory_todo(repo_id, plane, current)
+        current_notes: dict[str, str | None] = {}
+        notes = self._memory_todo(repo_id, memory, current_notes)
+        files_stale = bool(todo) or set(files.files) != set(current)
+        notes_stale = bool(notes) or set(memory.files) != set(current_notes)
         space = embedder.space.id
-        if (
-            not todo
-            and not notes
-            and set(plane.files) == set(current)
-            and self.status(repo_id).get("space") == space
-        ):
-            return EmbedReport(0, 0, plane.size, time.perf_counter() - started)
-        changed = {str(n["path"]) for n in todo} | {n.path for n in notes}
-        kept_vectors, kept_rows = plane.rows_of(set(current) - changed)
-        chunks: list[Chunk] = list(notes)
+        prior = self.status(repo_id)
+        settled = prior.get("space") == space and prior.get("status") == "completed"
+        if settled and not files_stale and not notes_stale:
+            return EmbedReport(0, 0, files.size + memory.size, time.perf_counter() - started)
+        chunks: list[Chunk] = []
         for node in todo:
             text = file_text(self.store, repo_id, str(node["path"]))
             if text is not None:
                 chunks += chunks_of(node, text)
-        total = len(chunks)
-        status = {"status": "running", "space": space, "chunksDone": 0, "chunksTotal": total}
+        total = len(notes) + len(chunks)
+        # The planes on disk stay those of the last completed pass until this one ends.
+        servable = prior.get("space") == space and _servable(prior)
+        status = {
+            "status": "running",
+            "space": space,
+            "chunksDone": 0,
+            "chunksTotal": total,
+            "servable": servable,
+            "vectors": int(prior.get("vectors") or 0) if servable else 0,
+        }
         self._set_status(repo_id, status)
-        parts = [kept_vectors]
-        last = time.monotonic()
-        for i in range(0, total, BATCH):
-            if self._closed.is_set() or repo_id in self._dropping:
-                raise _Stopped
-            parts.append(embedder.embed([c.text for c in chunks[i : i + BATCH]]))
-            done = min(i + BATCH, total)
-            if on_progress is not None:
-                on_progress(done, total)
-            if time.monotonic() - last > STATUS_INTERVAL_S:
-                last = time.monotonic()
-                self._set_status(repo_id, {**status, "chunksDone": done})
-        vectors = np.concatenate(parts).astype(np.float32, copy=False)
-        plane.replace(vectors, [*kept_rows, *chunks], current)
+        progress = _Progress(self, repo_id, status, total, on_progress)
+        if notes_stale:  # first: a note is small and agents look for it right away
+            kept_vectors, kept_rows = memory.rows_of(set(current_notes) - {n.path for n in notes})
+            vectors = self._embed(embedder, notes, kept_vectors, progress)
+            memory.replace(vectors, [*kept_rows, *notes], current_notes)
+        if files_stale:
+            kept_vectors, kept_rows = files.rows_of(set(current) - {str(n["path"]) for n in todo})
+            vectors = self._embed(embedder, chunks, kept_vectors, progress)
+            files.replace(vectors, [*kept_rows, *chunks], current)
         self._set_status(
             repo_id,
             {
@@ -275,11 +292,26 @@ class SemanticService:
                 "space": space,
                 "chunksDone": total,
                 "chunksTotal": total,
-                "vectors": plane.size,
+                "vectors": files.size + memory.size,
                 "finishedAt": iso_utc(self.clock.now()),
             },
         )
-        return EmbedReport(len(todo), total, plane.size, time.perf_counter() - started)
+        return EmbedReport(
+            len(todo), total, files.size + memory.size, time.perf_counter() - started
+        )
+
+    def _embed(
+        self, embedder: Embedder, chunks: list[Chunk], kept: Any, progress: _Progress
+    ) -> Any:
+        """Embed ``chunks`` in batches after the ``kept`` rows; stops when the pass must."""
+        parts = [kept]
+        for i in range(0, len(chunks), BATCH):
+            if self._closed.is_set() or progress.repo_id in self._dropping:
+                raise _Stopped
+            batch = chunks[i : i + BATCH]
+            parts.append(embedder.embed([c.text for c in batch]))
+            progress.advance(len(batch))
+        return np.concatenate(parts).astype(np.float32, copy=False)
 
     def _memory_todo(
         self, repo_id: str, plane: VectorPlane, current: dict[str, str | None]
@@ -297,6 +329,41 @@ class SemanticService:
 
     def _set_status(self, repo_id: str, value: dict[str, Any]) -> None:
         self.store.put(VECTOR_METADATA, vec_key(repo_id, "status"), value)
+
+
+class _Progress:
+    """Counts embedded chunks across a pass's planes; reports them now and then."""
+
+    def __init__(
+        self,
+        service: SemanticService,
+        repo_id: str,
+        status: dict[str, Any],
+        total: int,
+        on_progress: Callable[[int, int], None] | None,
+    ) -> None:
+        self.service = service
+        self.repo_id = repo_id
+        self.status = status
+        self.total = total
+        self.on_progress = on_progress
+        self.done = 0
+        self.last = time.monotonic()
+
+    def advance(self, chunks: int) -> None:
+        self.done += chunks
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.total)
+        if time.monotonic() - self.last > STATUS_INTERVAL_S:
+            self.last = time.monotonic()
+            self.service._set_status(self.repo_id, {**self.status, "chunksDone": self.done})
+
+
+def _servable(status: dict[str, Any]) -> bool:
+    """True when the planes on disk are those of a completed pass."""
+    return status.get("status") == "completed" or (
+        status.get("status") == "running" and bool(status.get("servable"))
+    )
 
 
 def _plane_dir(repo_id: str) -> str:

@@ -19,6 +19,7 @@ fused like those of files, and ``all`` interleaves them with the code hits by re
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -146,6 +147,8 @@ class SearchService:
 
     def sync(self, repo_id: str) -> int:
         """Bring the keyword index up to the store's head; return the files (re)indexed."""
+        if self._at_head(repo_id):
+            return 0  # no lock taken: concurrent searches of a settled index do not queue
         with self._lock:
             lock = self._sync_locks.setdefault(repo_id, threading.Lock())
         with lock:
@@ -183,6 +186,14 @@ class SearchService:
                 note = memory_doc(record) if record is not None else None
                 (notes.append(note) if note is not None else forgotten.append(key))
             return index.apply(docs, gone, after, notes, forgotten)
+
+    def _at_head(self, repo_id: str) -> bool:
+        with self._lock:
+            current = self._indexes.get(repo_id)
+        try:
+            return current is not None and 0 < current.seq == self.store.last_seq()
+        except sqlite3.ProgrammingError:  # dropped meanwhile: the locked path reopens it
+            return False
 
     def search(
         self, repo_id: str, query: str, k: int = 10, scope: SearchScope = "code"

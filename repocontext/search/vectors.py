@@ -52,30 +52,32 @@ class VectorPlane:
         self.directory = directory
         self.ann_threshold = ann_threshold
         self.space = space
-        self._lock = threading.Lock()
-        self._vectors: Vectors = np.zeros((0, space.dimension), dtype=np.float32)
-        self._chunks: list[list[Any]] = []
-        self.files: dict[str, str | None] = {}
-        self._ann: Any = None
+        self._lock = threading.Lock()  # serializes rewrites; readers use the current snapshot
+        self._state = _Snapshot(np.zeros((0, space.dimension), dtype=np.float32), [], {}, None)
         self._load()
 
     @property
     def size(self) -> int:
         """How many vectors the plane holds."""
-        return len(self._chunks)
+        return len(self._state.chunks)
+
+    @property
+    def files(self) -> dict[str, str | None]:
+        """Path -> blob id (or text digest) of what the plane embedded."""
+        return self._state.files
 
     @property
     def approximate(self) -> bool:
         """True when queries go through the ANN index."""
-        return self._ann is not None
+        return self._state.ann is not None
 
     def rows_of(self, keep: set[str]) -> tuple[Vectors, list[list[Any]]]:
         """The vectors and chunk rows of the files in ``keep`` (to carry into a rewrite)."""
-        with self._lock:
-            picked = [i for i, row in enumerate(self._chunks) if row[0] in keep]
-            return np.asarray(self._vectors[picked], dtype=np.float32), [
-                self._chunks[i] for i in picked
-            ]
+        state = self._state
+        picked = [i for i, row in enumerate(state.chunks) if row[0] in keep]
+        return np.asarray(state.vectors[picked], dtype=np.float32), [
+            state.chunks[i] for i in picked
+        ]
 
     def replace(
         self, vectors: Vectors, chunks: list[Chunk | list[Any]], files: dict[str, str | None]
@@ -100,33 +102,32 @@ class VectorPlane:
 
     def search(self, query: Vectors, limit: int) -> list[ChunkHit]:
         """Return the ``limit`` chunks most similar to ``query`` (one normalized row)."""
-        with self._lock:
-            if not self._chunks or limit <= 0:
-                return []
-            if self._ann is not None:
-                found = self._ann.search(query.reshape(-1), min(limit, len(self._chunks)))
-                pairs = [
-                    (int(k), 1.0 - float(d))
-                    for k, d in zip(found.keys, found.distances, strict=True)
-                ]
-            else:
-                scores = self._vectors @ query.reshape(-1)
-                top = min(limit, len(scores))
-                best = np.argpartition(-scores, top - 1)[:top]
-                pairs = [(int(i), float(scores[i])) for i in best]
-            pairs.sort(key=lambda pair: -pair[1])
-            rows = [(self._chunks[i], score) for i, score in pairs]
-            return [
-                ChunkHit(
-                    path=row[0],
-                    kind=row[1],
-                    start_line=row[2],
-                    end_line=row[3],
-                    symbol=row[4],
-                    score=round(score, 4),
-                )
-                for row, score in rows
+        state = self._state  # one consistent snapshot; a rewrite swaps in a new one
+        if not state.chunks or limit <= 0:
+            return []
+        if state.ann is not None:
+            found = state.ann.search(query.reshape(-1), min(limit, len(state.chunks)))
+            pairs = [
+                (int(k), 1.0 - float(d)) for k, d in zip(found.keys, found.distances, strict=True)
             ]
+        else:
+            scores = state.vectors @ query.reshape(-1)
+            top = min(limit, len(scores))
+            best = np.argpartition(-scores, top - 1)[:top]
+            pairs = [(int(i), float(scores[i])) for i in best]
+        pairs.sort(key=lambda pair: -pair[1])
+        rows = [(state.chunks[i], score) for i, score in pairs]
+        return [
+            ChunkHit(
+                path=row[0],
+                kind=row[1],
+                start_line=row[2],
+                end_line=row[3],
+                symbol=row[4],
+                score=round(score, 4),
+            )
+            for row, score in rows
+        ]
 
     def _load(self) -> None:
         with self._lock:
@@ -138,8 +139,18 @@ class VectorPlane:
                 return  # nothing written yet, or a broken plane: start empty, rebuild
             if len(chunks) != len(vectors) or vectors.shape[1:] != (self.space.dimension,):
                 return
-            self._vectors, self._chunks, self.files = vectors, chunks, files
-            self._ann = _open_ann(self.directory / "ann.usearch", self.space.dimension)
+            ann = _open_ann(self.directory / "ann.usearch", self.space.dimension)
+            self._state = _Snapshot(vectors, chunks, files, ann)
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """What a plane serves, swapped whole when the plane is rewritten."""
+
+    vectors: Vectors
+    chunks: list[list[Any]]
+    files: dict[str, str | None]
+    ann: Any
 
 
 def _write(path: Path, fill: Any) -> None:

@@ -11,6 +11,7 @@ import pytest
 from repocontext.errors import PathOutsideWorkspaceError
 from repocontext.index.job import load_file_nodes
 from repocontext.index.projection import ProjectionState, record_digest
+from repocontext.index.walk import WalkOptions
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import family_prefix, repo_key, symbol_key
@@ -178,3 +179,17 @@ def test_changes_made_before_the_watcher_started_are_caught_up(tmp_path, repo):
         workspace.start_background()
         assert workspace.reconciler is not None and workspace.reconciler.watching.wait(30)
         assert symbol_names(workspace, "pkg/util.py") == ["before_watch"]
+
+
+def test_a_run_outside_a_background_thread_reports_running_not_interrupted(workspace, repo):
+    # Reconcile passes and foreground runs are not the job threads `start` makes; their
+    # status must still read "running" while they run (it once read failed/interrupted).
+    workspace.bootstrap(repo, background=False)
+    (repo / "pkg/util.py").write_text("def changed():\n    pass\n")
+    seen = []
+    options = WalkOptions.from_wire(None)
+    workspace.index.run(
+        "demo", repo, options, lambda *_: seen.append(workspace.index.status("demo"))
+    )
+    assert seen and {(s.status, s.error) for s in seen} == {("running", None)}
+    assert workspace.index.status("demo").status == "completed"

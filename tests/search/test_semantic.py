@@ -151,3 +151,40 @@ def test_the_minilm_backend_embeds_with_the_packaged_model(tmp_path: Path, repo:
         result = workspace.search.search("demo", "compute the area of a circle", k=2)
         assert result.retrieval_path == "hybrid.exact"
         assert result.hits[0].path == "app/geometry.py"
+
+
+def test_a_memory_write_rewrites_only_the_memory_plane(tmp_path: Path, repo: Path) -> None:
+    with open_workspace(tmp_path, repo) as workspace:
+        workspace.bootstrap(repo, background=False)
+        workspace.semantic.wait("demo")
+        planes = tmp_path / "data" / "vectors" / "repo_demo"
+        file_plane = next(p for p in planes.iterdir() if "." not in p.name)
+        before = (file_plane / "vectors.npy").stat().st_mtime_ns
+        vectors_before = workspace.semantic.ready_vectors("demo")
+
+        key = workspace.memory.remember("demo", "mail", title="outgoing email needs retries")
+        workspace.semantic.wait("demo")
+        assert (file_plane / "vectors.npy").stat().st_mtime_ns == before
+        assert workspace.semantic.ready_vectors("demo") == vectors_before + 1
+        hits = workspace.semantic.search("demo", "retry sending mail", 20) or []
+        assert any(hit.path.endswith(str(key["key"])) for hit in hits)
+
+
+def test_search_stays_hybrid_while_a_pass_rewrites_the_planes(tmp_path: Path, repo: Path) -> None:
+    with open_workspace(tmp_path, repo) as workspace:
+        workspace.bootstrap(repo, background=False)
+        workspace.semantic.wait("demo")
+    (repo / "app" / "geometry.py").write_text("def square_area(side):\n    return side**2\n")
+    with open_workspace(tmp_path, repo, embedder="off") as workspace:
+        workspace.bootstrap(repo, background=False)  # indexed, not embedded yet
+    with open_workspace(tmp_path, repo) as workspace:
+        seen: list[tuple[str, str]] = []
+
+        def during(done: int, total: int) -> None:
+            result = workspace.search.search("demo", "compute the area of a shape")
+            seen.append((workspace.semantic.status("demo")["status"], result.mode))
+
+        report = workspace.semantic.refresh("demo", on_progress=during)
+        assert report is not None and report.files_embedded == 1
+        assert seen and all(state == ("running", "hybrid") for state in seen), seen
+        assert workspace.semantic.status("demo")["status"] == "completed"
