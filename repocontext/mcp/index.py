@@ -105,6 +105,23 @@ def index_tools(workspace: Workspace) -> list[ToolSpec]:
     ]
 
 
+def walk_options(
+    workspace: Workspace,
+    include_globs: list[str] | None,
+    exclude_globs: list[str] | None,
+    respect_gitignore: bool,
+    exclude_binary: bool,
+) -> WalkOptions:
+    """Return the walk filters a bootstrap or add_repo call asked for (size cap: settings)."""
+    return WalkOptions(
+        include_globs=tuple(include_globs or ()),
+        exclude_globs=tuple(exclude_globs or ()),
+        respect_gitignore=respect_gitignore,
+        exclude_binary=exclude_binary,
+        max_file_bytes=workspace.settings.max_file_bytes,
+    )
+
+
 def _bootstrap(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_bootstrap(
@@ -125,12 +142,8 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
         Next: poll repocontext_index_status until `status` is `completed`, then use
         repocontext_outline / repocontext_related / repocontext_scan.
         """
-        options = WalkOptions(
-            include_globs=tuple(includeGlobs or ()),
-            exclude_globs=tuple(excludeGlobs or ()),
-            respect_gitignore=respectGitignore,
-            exclude_binary=excludeBinary,
-            max_file_bytes=workspace.settings.max_file_bytes,
+        options = walk_options(
+            workspace, includeGlobs, excludeGlobs, respectGitignore, excludeBinary
         )
         return IndexStatusResult.of(workspace.bootstrap(Path(repoRoot), repoId, options))
 

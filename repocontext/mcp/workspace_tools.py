@@ -13,9 +13,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from repocontext.index.removal import IndexReset, RepoRemoval
-from repocontext.index.walk import WalkOptions
 from repocontext.mcp._gate import ToolSpec, WireModel, map_errors
-from repocontext.mcp.index import IndexStatusResult
+from repocontext.mcp.index import IndexStatusResult, walk_options
 from repocontext.workspace import Workspace
 
 __all__ = ["RemoveRepoResult", "ResetIndexResult", "workspace_tools"]
@@ -107,12 +106,8 @@ def _add_repo(workspace: Workspace) -> ToolSpec:
 
         Next: poll repocontext_index_status until `status` is `completed`.
         """
-        options = WalkOptions(
-            include_globs=tuple(includeGlobs or ()),
-            exclude_globs=tuple(excludeGlobs or ()),
-            respect_gitignore=respectGitignore,
-            exclude_binary=excludeBinary,
-            max_file_bytes=workspace.settings.max_file_bytes,
+        options = walk_options(
+            workspace, includeGlobs, excludeGlobs, respectGitignore, excludeBinary
         )
         return IndexStatusResult.of(workspace.bootstrap(Path(path), repoId, options))
 

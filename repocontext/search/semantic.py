@@ -38,7 +38,7 @@ from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
 from repocontext.search.vectors import ChunkHit, VectorPlane
 from repocontext.store import MEMORY, STRUCTURAL, VECTOR_METADATA, Clock, Record, Store
 from repocontext.store.clock import iso_utc
-from repocontext.store.keys import family_prefix, repo_key, vec_key
+from repocontext.store.keys import family_prefix, file_key, repo_key, vec_key
 
 __all__ = ["MEMORY_PATH_PREFIX", "EmbedReport", "SemanticService", "memory_key_of"]
 
@@ -47,6 +47,7 @@ MEMORY_PATH_PREFIX: Final = "\x1fmem\x1f"
 """Plane paths of memory entries start with this (file paths never hold control characters)."""
 STATUS_INTERVAL_S: Final = 0.5
 FILES_PART: Final = "files"
+_NODE_FIELDS: Final = frozenset({"path", "blobId", "hasContent"})
 MEMORY_PART: Final = "memory"
 
 _log = logging.getLogger(__name__)
@@ -240,16 +241,18 @@ class SemanticService:
         files = self._plane(repo_id, embedder)
         memory = self._plane(repo_id, embedder, MEMORY_PART)
         current: dict[str, str | None] = {}
-        todo: list[dict[str, Any]] = []
-        for record in self.store.iter_records(STRUCTURAL, family_prefix(repo_id, "file")):
-            node = record.value
-            if not isinstance(node, dict) or not node.get("hasContent"):
+        todo: list[str] = []
+        # Only the three fields that decide what changed are decoded (a note's pass reads
+        # every file node of the repository); whole nodes are read for the changed files only.
+        prefix = family_prefix(repo_id, "file")
+        for _, node in self.store.iter_fields(STRUCTURAL, prefix, _NODE_FIELDS):
+            if not node.get("hasContent"):
                 continue
             path = str(node.get("path"))
             blob = node.get("blobId")
             current[path] = str(blob) if blob is not None else None
             if files.files.get(path) != current[path] or path not in files.files:
-                todo.append(node)
+                todo.append(path)
         current_notes: dict[str, str | None] = {}
         notes = self._memory_todo(repo_id, memory, current_notes)
         files_stale = bool(todo) or set(files.files) != set(current)
@@ -260,10 +263,11 @@ class SemanticService:
         if settled and not files_stale and not notes_stale:
             return EmbedReport(0, 0, files.size + memory.size, time.perf_counter() - started)
         chunks: list[Chunk] = []
-        for node in todo:
-            text = file_text(self.store, repo_id, str(node["path"]))
-            if text is not None:
-                chunks += chunks_of(node, text)
+        for path in todo:
+            record = self.store.get(STRUCTURAL, file_key(repo_id, path))
+            text = file_text(self.store, repo_id, path)
+            if record is not None and isinstance(record.value, dict) and text is not None:
+                chunks += chunks_of(record.value, text)
         total = len(notes) + len(chunks)
         # The planes on disk stay those of the last completed pass until this one ends.
         servable = prior.get("space") == space and _servable(prior)
@@ -282,7 +286,7 @@ class SemanticService:
             vectors = self._embed(embedder, notes, kept_vectors, progress)
             memory.replace(vectors, [*kept_rows, *notes], current_notes)
         if files_stale:
-            kept_vectors, kept_rows = files.rows_of(set(current) - {str(n["path"]) for n in todo})
+            kept_vectors, kept_rows = files.rows_of(set(current) - set(todo))
             vectors = self._embed(embedder, chunks, kept_vectors, progress)
             files.replace(vectors, [*kept_rows, *chunks], current)
         self._set_status(

@@ -19,6 +19,7 @@ fused like those of files, and ``all`` interleaves them with the code hits by re
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
@@ -437,10 +438,16 @@ def _flatten(symbols: list[Any]) -> Iterator[Mapping[str, Any]]:
             yield from _flatten(symbol.get("children") or [])
 
 
+@functools.lru_cache(maxsize=65536)
+def _name_terms(name: str) -> frozenset[str]:
+    # Symbol names repeat across queries (every hit explains its file's symbols): split once.
+    return frozenset(terms(name))
+
+
 def _symbol_matches(symbols: list[Any], query: set[str]) -> list[SymbolMatch]:
     found: list[tuple[int, int, int, SymbolMatch]] = []
     for symbol in _flatten(symbols):
-        overlap = len(query & set(terms(str(symbol.get("name")))))
+        overlap = len(query & _name_terms(str(symbol.get("name"))))
         if overlap:
             match = SymbolMatch(
                 fq_name=str(symbol.get("fullyQualifiedName")),
