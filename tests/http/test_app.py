@@ -4,7 +4,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from repocontext.http import create_app
+from repocontext.http import LOCAL_HOSTS, create_app
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
 from repocontext.workspace import Workspace
@@ -110,3 +110,21 @@ async def test_live_stays_200_when_the_store_is_closed(
 ) -> None:
     workspace.close()
     assert (await http.get("/health/live")).status_code == 200
+
+
+async def test_the_mcp_endpoint_accepts_only_allowed_host_headers(workspace: Workspace) -> None:
+    app = create_app(
+        workspace,
+        build_server(workspace, workspace.settings),
+        allowed_hosts=(*LOCAL_HOSTS, "repocontext:*"),
+    )
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"accept": "application/json, text/event-stream"}
+    async with (
+        app.router.lifespan_context(app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app)) as client,
+    ):
+        named = await client.post("http://repocontext:8080/mcp", json=body, headers=headers)
+        other = await client.post("http://evil.example:8080/mcp", json=body, headers=headers)
+    assert named.status_code != 421
+    assert other.status_code == 421
