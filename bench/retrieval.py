@@ -308,7 +308,7 @@ def render(results: list[dict[str, object]], backends: list[str], limit: int) ->
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repos", nargs="*", type=Path)
-    parser.add_argument("--tasks", type=int, default=30)
+    parser.add_argument("--tasks", type=int, default=60)
     parser.add_argument("--backends", nargs="*", default=["static", "minilm"])
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
