@@ -66,6 +66,15 @@ def views(store: Store) -> dict[str, tuple[Value, ...]]:
     return found
 
 
+def archive_of_three(tmp_path: Path, clock: FakeClock) -> Path:
+    """Export an archive of three entries from a store under tmp_path/a; return its path."""
+    path = tmp_path / ARCHIVE_NAME
+    with open_store(tmp_path / "a", clock) as source:
+        remember(source, 3)
+        MemoryArchiver(source, path).export_now()
+    return path
+
+
 def test_periodic_export_writes_on_change_keeps_the_previous_snapshot_and_skips_otherwise(
     tmp_path: Path, clock: FakeClock
 ) -> None:
@@ -174,10 +183,7 @@ def test_auto_restores_into_an_empty_store_and_a_second_restore_changes_nothing(
 def test_always_merges_into_a_store_with_newer_local_changes_and_off_does_nothing(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    path = tmp_path / ARCHIVE_NAME
-    with open_store(tmp_path / "a", clock) as source:
-        remember(source, 3)
-        MemoryArchiver(source, path).export_now()
+    path = archive_of_three(tmp_path, clock)
     with open_store(tmp_path / "b", clock) as target:
         memory = MemoryService(target)
         remember(target, 1)
@@ -209,10 +215,7 @@ def test_restore_without_an_archive_or_with_a_bad_mode(tmp_path: Path, clock: Fa
 def test_a_damaged_archive_is_refused_with_a_hint_and_nothing_is_written(
     tmp_path: Path, clock: FakeClock
 ) -> None:
-    path = tmp_path / ARCHIVE_NAME
-    with open_store(tmp_path / "a", clock) as source:
-        remember(source, 3)
-        MemoryArchiver(source, path).export_now()
+    path = archive_of_three(tmp_path, clock)
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
