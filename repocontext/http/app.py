@@ -130,7 +130,8 @@ class _GrantRouter:
             await (self._local or next(iter(self._apps.values())))(scope, receive, send)
             return
         assert self._tokens is not None
-        grant = self._tokens.lookup(_bearer(scope)) if _bearer(scope) else None
+        token = _bearer(scope)
+        grant = self._tokens.lookup(token) if token else None
         if grant is None:
             await _unauthorized(scope, receive, send)
             return

@@ -1,34 +1,14 @@
 """Claim tools through the real MCP client: grants, fence errors, backlog."""
 
-from pathlib import Path
-
 import pytest
 from mcp import Client
 
 from repocontext.mcp import build_server
-from repocontext.settings import Settings
 from repocontext.store.keys import file_key
 from repocontext.testing import tool_error as error
 from repocontext.testing import tool_ok as ok
-from repocontext.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def workspace(tmp_path: Path):
-    repo = tmp_path / "ws" / "proj"
-    repo.mkdir(parents=True)
-    (repo / "a.py").write_text("x = 1\n")
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        workspace_root=tmp_path / "ws",
-        enable_writes=True,
-        embedder="off",
-    )
-    with Workspace.open(settings) as opened:
-        opened.bootstrap(repo, "proj", background=False)
-        yield opened
 
 
 async def test_claim_write_with_token_and_fence_errors(workspace):
@@ -89,7 +69,7 @@ async def test_claim_write_with_token_and_fence_errors(workspace):
         assert renewed["granted"] is False and renewed["reason"] == "superseded"
         wrong = error(
             await client.call_tool(
-                "repocontext_claim", {"key": file_key("proj", "a.py"), "owner": "w"}
+                "repocontext_claim", {"key": file_key("proj", "core.py"), "owner": "w"}
             )
         )
         assert wrong["code"] == "memory.wrong_family"

@@ -1,38 +1,18 @@
 """Memory tools through the real MCP client: grants, views, errors, concurrent clients."""
 
-from pathlib import Path
-
 import anyio
 import pytest
 from mcp import Client
 
 from repocontext.mcp import build_server
-from repocontext.settings import Settings
 from repocontext.store.keys import file_key, mem_key
 from repocontext.testing import tool_error as error
 from repocontext.testing import tool_ok as ok
-from repocontext.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
 WRITES = {"repocontext_remember", "repocontext_update", "repocontext_forget"}
 READS = {"repocontext_list_topics", "repocontext_neighbors", "repocontext_recall"}
-
-
-@pytest.fixture
-def workspace(tmp_path: Path):
-    repo = tmp_path / "ws" / "proj"
-    repo.mkdir(parents=True)
-    (repo / "core.py").write_text("def compute(x):\n    return x * 2\n")
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        workspace_root=tmp_path / "ws",
-        enable_writes=True,
-        embedder="off",
-    )
-    with Workspace.open(settings) as opened:
-        opened.bootstrap(repo, "proj", background=False)
-        yield opened
 
 
 async def test_write_tools_need_the_write_grant(workspace):
