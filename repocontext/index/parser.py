@@ -5,11 +5,11 @@ This is the only module that imports ``tree_sitter``. Each language has one quer
 ``x.scm``), whose captures name what they find: ``@definition.<kind>`` with ``@name`` (and
 optionally ``@scope``, a qualifier, and ``@signature``, the node whose first line is the
 signature instead of the name's line), ``@import.<kind>`` with an optional ``@spec``,
-``@package`` and ``@reference``. When two patterns capture one definition node, the later
-pattern wins. One pass over the matches of the outline patterns collects definitions,
-imports and the package; one pass over the captures of the reference patterns collects
-identifiers. Nesting is computed from the byte ranges of the definitions, not by walking
-the tree.
+and ``@package``. When two patterns capture one definition node, the later pattern wins. One
+pass over the query's matches collects definitions, imports and the package; referenced names
+come from lexing the source (:mod:`repocontext.index._lexer`), which is several times cheaper
+than capturing every identifier node. Nesting is computed from the byte ranges of the
+definitions, not by walking the tree.
 
 Fully qualified names are dotted for every language. The module part is the file path
 without its extension, ``/`` replaced by ``.`` (``src/pkg/mod.py`` -> ``src.pkg.mod``;
@@ -36,6 +36,7 @@ from importlib import resources
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from repocontext.errors import UnsupportedLanguageError
+from repocontext.index._lexer import identifiers
 from repocontext.index._outline import Definition, module_name, nest, qualify
 from repocontext.index.model import FileOutline, ImportRef
 
@@ -70,7 +71,6 @@ class _Grammar:
 
     language: Language
     outline: Query
-    references: Query
     roles: dict[int, tuple[str, str]]
 
 
@@ -117,7 +117,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
         language=language,
         symbols=symbols,
         imports=tuple(ref for _, ref in sorted(imports, key=lambda item: item[0])),
-        references=_references(grammar.references, root, {s.name for s in symbols}),
+        references=_references(source, language, {s.name for s in symbols}),
         package=package,
         errors=root.has_error,
     )
@@ -161,14 +161,9 @@ def _definition(
     )
 
 
-def _references(query: Query, root: Node, defined: set[str]) -> tuple[str, ...]:
-    """Distinct identifiers captured as ``@reference``, minus top-level names, sorted."""
-    seen: set[bytes] = set()
-    for nodes in QueryCursor(query).captures(root).values():
-        seen.update(node.text or b"" for node in nodes)
-    names = {raw.decode("utf-8", "replace") for raw in seen} - defined
-    names.discard("")
-    return tuple(sorted(names)[:MAX_REFERENCES])
+def _references(source: bytes, language: str, defined: set[str]) -> tuple[str, ...]:
+    """Distinct identifiers used in the file, minus its top-level names, sorted and capped."""
+    return tuple(sorted(identifiers(source, language) - defined)[:MAX_REFERENCES])
 
 
 def _line_of(source: bytes, offset: int) -> str:
@@ -321,24 +316,18 @@ def _grammar(language: str) -> _Grammar:
     text = _query_text(language)
     data = text.encode()
     outline = Query(grammar, text)
-    references = Query(grammar, text)
     roles: dict[int, tuple[str, str]] = {}
     for index in range(outline.pattern_count):
         pattern = data[outline.start_byte_for_pattern(index) : outline.end_byte_for_pattern(index)]
-        role = _role(_CAPTURE.findall(pattern.decode()))
-        if role[0] == "reference":
-            outline.disable_pattern(index)
-        else:
-            references.disable_pattern(index)
-            roles[index] = role
-    return _Grammar(grammar, outline, references, roles)
+        roles[index] = _role(_CAPTURE.findall(pattern.decode()))
+    return _Grammar(grammar, outline, roles)
 
 
 def _role(captures: list[str]) -> tuple[str, str]:
     """What a pattern finds, from its capture names: ``(role, kind)``."""
     for capture in captures:
         head, _, kind = capture.partition(".")
-        if head in ("definition", "import") or capture in ("package", "reference"):
+        if head in ("definition", "import") or capture == "package":
             return head, kind
     return "other", ""
 

@@ -41,8 +41,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import msgpack
-
 from repocontext.errors import InvalidKeyError
 from repocontext.index.model import FileOutline, Link, Symbol
 from repocontext.index.nodes import iter_symbols, outline_of
@@ -57,6 +55,7 @@ from repocontext.index.resolve import (
 )
 from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
 from repocontext.store.keys import family_prefix, pkg_key, symbol_key, xref_key
+from repocontext.store.records import pack
 
 __all__ = [
     "Delta",
@@ -78,13 +77,18 @@ _FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each
 Delta = dict[str, dict[str, Any]]
 """Tree -> key -> new value, ``None`` for a record to delete."""
 
-Emit = Callable[[str, str, Any, "bytes | None"], None]
-"""Receives each changed record: tree, key, new value (``None``: delete) and its digest."""
+Emit = Callable[[str, str, Any, "bytes | None", "bytes | None"], None]
+"""Receives each changed record: tree, key, new value (``None``: delete), its digest and its
+packed bytes (:func:`repocontext.store.records.pack`, ``None`` with a deletion)."""
 
 
 def record_digest(value: Any) -> bytes:
     """Return the 8-byte digest of a record value (stored values compare equal to computed)."""
-    return hashlib.blake2b(msgpack.packb(value), digest_size=8).digest()
+    return _digest(pack(value))
+
+
+def _digest(packed: bytes) -> bytes:
+    return hashlib.blake2b(packed, digest_size=8).digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +263,9 @@ class ProjectionState:
         delta: Delta = {tree: {} for tree in TREES}
         if emit is None:
 
-            def emit(tree: str, key: str, value: Any, digest: bytes | None) -> None:
+            def emit(
+                tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None
+            ) -> None:
                 delta[tree][key] = value
 
         self._records(affected, emit)
@@ -400,14 +406,15 @@ class ProjectionState:
 
     def _set(self, emit: Emit, tree: str, key: str, value: Any) -> None:
         records = self.records[tree]
-        digest = None if value is None else record_digest(value)
+        packed = None if value is None else pack(value)
+        digest = None if packed is None else _digest(packed)
         if records.get(key) == digest:
             return
         if digest is None:
             del records[key]
         else:
             records[key] = digest
-        emit(tree, key, value, digest)
+        emit(tree, key, value, digest, packed)
 
     def _in_record(self, target: str) -> dict[str, Any] | None:
         if target not in self._languages:
@@ -518,7 +525,9 @@ def rebuild_projections(
     written = deleted = 0
     with store.batch(commit_every=2000) as batch:
 
-        def write(tree: str, key: str, value: Any, digest: bytes | None) -> None:
+        def write(
+            tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None
+        ) -> None:
             nonlocal written, deleted
             if have[tree].pop(key, None) == digest:
                 return
@@ -526,7 +535,7 @@ def rebuild_projections(
                 batch.delete(tree, key)
                 deleted += 1
             else:
-                batch.put(tree, key, value)
+                batch.put(tree, key, value, packed=packed)
                 written += 1
 
         state.commit(go_module, emit=write)
@@ -549,7 +558,7 @@ def _stored_digests(store: Store, tree: str, prefix: str) -> dict[str, bytes]:
     return {r.key: record_digest(r.value) for r in store.iter_records(tree, prefix, page_size=5000)}
 
 
-def _discard(tree: str, key: str, value: Any, digest: bytes | None) -> None:
+def _discard(tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None) -> None:
     return None
 
 

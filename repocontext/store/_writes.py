@@ -128,11 +128,11 @@ class WriteContext:
         hlc, seq = self.hlc, self.seq
         frames: list[Frame] = []
         try:
-            for key, kb, value, expires in group.rows:
+            for key, kb, value, expires, packed in group.rows:
                 raw = get(kb)
                 hlc = hlc + 1 if hlc + 1 > physical else physical
                 seq += 1
-                data = encode_lww_frame(seq, hlc, replica, expires, False, value)
+                data = encode_lww_frame(seq, hlc, replica, expires, False, value, packed)
                 if len(data) > limit:
                     raise ValueTooLargeError(
                         f"record {key[:80]!r} encodes to {len(data)} bytes; the limit is {limit}"
@@ -212,6 +212,7 @@ class PutRow(NamedTuple):
     kb: bytes
     value: Value
     expires_at_ms: int | None
+    packed: bytes  # pack(value), made once when the write is validated
 
 
 @dataclass(slots=True)
@@ -228,8 +229,11 @@ def prepare_put(
     value: Value,
     expires_at_ms: int | None,
     max_value_bytes: int,
+    packed: bytes | None = None,
 ) -> PutRow:
     """Validate a whole-value LWW write; key and value are encoded before any transaction.
+
+    ``packed``: ``pack(value)`` when the caller has already made it (it is trusted).
 
     Raises:
         MergeModeError: The tree is not an LWW tree.
@@ -241,7 +245,7 @@ def prepare_put(
         _require(spec, MergeMode.LWW, "put")
     kb = key_bytes(key)
     try:
-        packed = pack(value)
+        packed = pack(value) if packed is None else packed
     except (TypeError, ValueError, OverflowError) as exc:
         raise InvalidInputError(
             f"the value of {key[:80]!r} cannot be stored: {exc}",
@@ -251,7 +255,7 @@ def prepare_put(
         raise ValueTooLargeError(
             f"the value of {key[:80]!r} is {len(packed)} bytes; the limit is {max_value_bytes}"
         )
-    return PutRow(key, kb, value, expires_at_ms)
+    return PutRow(key, kb, value, expires_at_ms, packed)
 
 
 def op_merge_fields(spec: TreeSpec, key: str, patch: DocPatch) -> Op:

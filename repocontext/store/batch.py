@@ -65,9 +65,21 @@ class Batch:
             self._ops.clear()
             self._keys.clear()
 
-    def put(self, tree: str, key: str, value: Value, *, ttl_seconds: float | None = None) -> None:
-        """Queue an LWW write (validated now, committed with its group)."""
-        spec, row = self._store.ops.put_row(tree, key, value, ttl_seconds)
+    def put(
+        self,
+        tree: str,
+        key: str,
+        value: Value,
+        *,
+        ttl_seconds: float | None = None,
+        packed: bytes | None = None,
+    ) -> None:
+        """Queue an LWW write (validated now, committed with its group).
+
+        ``packed``: :func:`~repocontext.store.records.pack` of ``value`` when the caller has
+        made it already (the projections digest it), so it is not packed twice.
+        """
+        spec, row = self._store.ops.put_row(tree, key, value, ttl_seconds, packed)
         last = self._last_group
         if last is not None and last.spec is spec and self._ops and self._ops[-1] is last:
             last.rows.append(row)

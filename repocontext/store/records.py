@@ -131,14 +131,23 @@ def encode_frame(frame: Frame) -> bytes:
 
 
 def encode_lww_frame(
-    version: int, hlc: int, replica: str, expires: int | None, deleted: bool, value: Value
+    version: int,
+    hlc: int,
+    replica: str,
+    expires: int | None,
+    deleted: bool,
+    value: Value,
+    packed: bytes | None = None,
 ) -> bytes:
     """Serialize an LWW frame: ``[format, "l", version, hlc, expires, deleted, replica, value]``.
 
     An LWW frame's stamp, expiry and tombstone flag are its envelope's, so they are stored
-    once and a point read unpacks one flat array.
+    once and a point read unpacks one flat array. ``packed``: ``pack(value)`` when the caller
+    already has it (the value is the array's last element, so its bytes are appended as-is).
     """
-    return pack([FORMAT, "l", version, hlc, expires, deleted, replica, value])
+    head = pack([FORMAT, "l", version, hlc, expires, deleted, replica])
+    # A msgpack fixarray's header is one byte, 0x90 | length: 7 elements become 8.
+    return b"\x98" + head[1:] + (pack(value) if packed is None else packed)
 
 
 def decode_lww(data: bytes) -> tuple[int, int, int | None, bool, Value]:

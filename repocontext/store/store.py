@@ -474,11 +474,16 @@ class _OpFactory:
         self._store = store
 
     def put_row(
-        self, tree: str, key: str, value: Value, ttl_seconds: float | None = None
+        self,
+        tree: str,
+        key: str,
+        value: Value,
+        ttl_seconds: float | None = None,
+        packed: bytes | None = None,
     ) -> tuple[TreeSpec, w.PutRow]:
         spec = TREES.get(tree) or tree_spec(tree)
         expiry = None if ttl_seconds is None else self._expiry(ttl_seconds)
-        return spec, w.prepare_put(spec, key, value, expiry, self._store.max_value_bytes)
+        return spec, w.prepare_put(spec, key, value, expiry, self._store.max_value_bytes, packed)
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
         _check_patch(patch)

@@ -38,9 +38,3 @@
 (preproc_function_def name: (identifier) @name) @definition.macro
 
 (preproc_include path: (_) @spec) @import.c_include
-
-(identifier) @reference
-
-(type_identifier) @reference
-
-(field_identifier) @reference

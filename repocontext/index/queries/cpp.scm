@@ -46,5 +46,3 @@
   (declaration
     declarator: (function_declarator
       declarator: [(identifier) (destructor_name)] @name)) @definition.method)
-
-(namespace_identifier) @reference

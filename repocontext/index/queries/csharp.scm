@@ -28,5 +28,3 @@
 (property_declaration name: (identifier) @name) @definition.property
 
 (using_directive) @import.csharp
-
-(identifier) @reference

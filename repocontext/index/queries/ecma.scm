@@ -41,9 +41,3 @@
 (call_expression
   function: (import)
   arguments: (arguments . (string (string_fragment) @spec))) @import.js
-
-(identifier) @reference
-
-(property_identifier) @reference
-
-(shorthand_property_identifier) @reference

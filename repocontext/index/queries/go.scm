@@ -29,11 +29,3 @@
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 
 (import_spec path: (_) @spec) @import.go
-
-(identifier) @reference
-
-(type_identifier) @reference
-
-(field_identifier) @reference
-
-(package_identifier) @reference

@@ -19,7 +19,3 @@
 (compact_constructor_declaration name: (identifier) @name) @definition.constructor
 
 (import_declaration) @import.java
-
-(identifier) @reference
-
-(type_identifier) @reference

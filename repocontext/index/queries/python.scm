@@ -1,7 +1,7 @@
 ; Outline of a Python file. Capture names (shared by every language):
 ;   @definition.<kind> the definition node, @name its name, @scope an extra qualifier;
 ;   @import.<kind> an import statement, @spec the imported module when the pattern finds it;
-;   @package the declared package; @reference an identifier used in the file.
+;   @package the declared package. Referenced names come from lexing, not from the query.
 ; When two patterns capture the same definition node, the later pattern wins.
 
 (class_definition name: (identifier) @name) @definition.class
@@ -16,5 +16,3 @@
 (import_statement) @import.python
 
 (import_from_statement) @import.python
-
-(identifier) @reference

@@ -20,7 +20,3 @@
   method: (identifier) @_method
   arguments: (argument_list . (string (string_content) @spec))) @import.ruby_require_relative
   (#eq? @_method "require_relative"))
-
-(identifier) @reference
-
-(constant) @reference

@@ -37,9 +37,3 @@
 (use_declaration argument: (_) @spec) @import.rust_use
 
 (extern_crate_declaration name: (identifier) @spec) @import.rust_use
-
-(identifier) @reference
-
-(type_identifier) @reference
-
-(field_identifier) @reference

@@ -20,5 +20,3 @@
 (public_field_definition
   name: (_) @name
   value: [(arrow_function) (function_expression)]) @definition.method
-
-(type_identifier) @reference

@@ -1,0 +1,94 @@
+"""Referenced names by lexing, checked against the grammars' own identifier nodes."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+from tree_sitter import Language, Parser, Query, QueryCursor
+
+from repocontext.index._lexer import identifiers
+from repocontext.index.languages import LANGUAGES
+from repocontext.index.parser import _GRAMMARS
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "languages"
+
+# The node types each grammar uses for names (what a query capturing every identifier sees).
+_NAME_NODES = {
+    "python": ["identifier"],
+    "javascript": ["identifier", "property_identifier", "shorthand_property_identifier"],
+    "typescript": ["identifier", "property_identifier", "type_identifier"],
+    "tsx": ["identifier", "property_identifier", "type_identifier"],
+    "go": ["identifier", "type_identifier", "field_identifier", "package_identifier"],
+    "rust": ["identifier", "type_identifier", "field_identifier"],
+    "java": ["identifier", "type_identifier"],
+    "c": ["identifier", "type_identifier", "field_identifier"],
+    "cpp": ["identifier", "type_identifier", "field_identifier", "namespace_identifier"],
+    "csharp": ["identifier"],
+    "ruby": ["identifier", "constant"],
+}
+
+
+def grammar_names(language: str, source: bytes) -> set[str]:
+    module, function = _GRAMMARS[language]
+    grammar = Language(getattr(importlib.import_module(module), function)())
+    tree = Parser(grammar).parse(source)
+    query = Query(grammar, "\n".join(f"({node}) @name" for node in _NAME_NODES[language]))
+    found = QueryCursor(query).captures(tree.root_node).get("name", [])
+    return {(node.text or b"").decode() for node in found}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_lexing_finds_every_name_node_of_each_fixture_sample(language):
+    sample = next(p for p in (FIXTURES / language).iterdir() if p.name.startswith("sample"))
+    source = sample.read_bytes()
+    expected = grammar_names(language, source)
+    assert expected, "the oracle found no names"
+    assert expected - identifiers(source, language) == set()
+
+
+def test_comments_strings_numbers_and_keywords_are_not_names():
+    source = b'''
+import os  # comment_word
+x = f"{hidden}" + r'raw_word' + b"bytes_word" + """doc_word
+more_doc""" + 0xFF + 1e10 + 10_000
+def used(arg): return arg is None
+'''
+    assert identifiers(source, "python") == {"os", "x", "used", "arg"}
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "names"),
+    [
+        (
+            "javascript",
+            b"const $el = `tpl ${inner}`; /* block */ // line\nlet a = 'q';",
+            {"$el", "a"},
+        ),
+        ("go", b"s := `raw word`\nc := 'x'\nreturn s // done", {"s", "c"}),
+        ("rust", b"fn f<'a>(v: &'a str) -> char { 'z' } // note", {"f", "a", "v", "str", "char"}),
+        (
+            "c",
+            b'#include <stdio.h>\n#include "local.h"\nint main(void) { return puts("hi"); }',
+            {"main", "puts"},
+        ),
+        ("cpp", b'auto s = R"x(not_a_name)x"; int n = 0x1F;', {"s", "n"}),
+        ("csharp", b'var p = @"C:\\\\dir ""quoted"""; var q = $"{hidden}";', {"p", "q"}),
+        ("java", b'String t = """\n  text_block\n  """; int k = 10L;', {"String", "t", "k"}),
+        (
+            "ruby",
+            b"=begin\ndoc_word\n=end\ndef empty?(list) = list.empty? # c\n",
+            {"empty?", "list"},
+        ),
+    ],
+)
+def test_each_family_skips_its_comments_and_literals(language, source, names):
+    assert identifiers(source, language) == names
+
+
+def test_invalid_utf8_and_non_ascii_names_survive():
+    assert identifiers("café = ünïcode\n".encode() + b"\xff bad", "python") == {
+        "café",
+        "ünïcode",
+        "\ufffd",
+        "bad",
+    }
