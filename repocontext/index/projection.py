@@ -263,9 +263,7 @@ class ProjectionState:
         delta: Delta = {tree: {} for tree in TREES}
         if emit is None:
 
-            def emit(
-                tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None
-            ) -> None:
+            def emit(tree: str, key: str, value: Any, *_: bytes | None) -> None:
                 delta[tree][key] = value
 
         self._records(affected, emit)
@@ -558,7 +556,7 @@ def _stored_digests(store: Store, tree: str, prefix: str) -> dict[str, bytes]:
     return {r.key: record_digest(r.value) for r in store.iter_records(tree, prefix, page_size=5000)}
 
 
-def _discard(tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None) -> None:
+def _discard(*_: Any) -> None:
     return None
 
 
