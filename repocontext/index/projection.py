@@ -387,13 +387,20 @@ class ProjectionState:
         repo = self.repo_id
         found: list[tuple[str | None, Callable[[str], Any], str]]
         if tree == STRUCTURAL:
-            found = [(_pkg_key(repo, d), self._pkg_record, d) for d in affected.dirs]
+            dirs = affected.dirs - {"."}  # the root is no package
+            found = [(_key(pkg_key, repo, d), self._pkg_record, d) for d in dirs]
         elif tree == SYMBOL:
-            found = [(_symbol_key(repo, fq), self._symbol_record, fq) for fq in affected.fqs]
+            found = [(_key(symbol_key, repo, fq), self._symbol_record, fq) for fq in affected.fqs]
         else:
-            found = [(_xref_key(repo, f"out:{p}"), self._out_record, p) for p in affected.relink]
-            found += [(_xref_key(repo, f"in:{t}"), self._in_record, t) for t in affected.targets]
-            found += [(_xref_key(repo, f"name:{n}"), self._name_record, n) for n in affected.names]
+            found = [
+                (_key(xref_key, repo, f"out:{p}"), self._out_record, p) for p in affected.relink
+            ]
+            found += [
+                (_key(xref_key, repo, f"in:{t}"), self._in_record, t) for t in affected.targets
+            ]
+            found += [
+                (_key(xref_key, repo, f"name:{n}"), self._name_record, n) for n in affected.names
+            ]
         return ((key, make, ident) for key, make, ident in found if key is not None)
 
     def _out_record(self, path: str) -> dict[str, Any] | None:
@@ -582,24 +589,9 @@ def _link_wire(other: str, link: Link) -> dict[str, Any]:
     return wire
 
 
-def _xref_key(repo_id: str, name: str) -> str | None:
+def _key(make: Callable[[str, str], str], repo_id: str, name: str) -> str | None:
+    # None for a name no key can hold (too long): only the projection record is left out.
     try:
-        return xref_key(repo_id, name)
-    except InvalidKeyError:
-        return None  # a path too long for an xref key: the file keeps its own node
-
-
-def _symbol_key(repo_id: str, fq: str) -> str | None:
-    try:
-        return symbol_key(repo_id, fq)
-    except InvalidKeyError:
-        return None  # a name no key can hold (too long); the file's outline still has it
-
-
-def _pkg_key(repo_id: str, directory: str) -> str | None:
-    if directory == ".":
-        return None
-    try:
-        return pkg_key(repo_id, directory)
+        return make(repo_id, name)
     except InvalidKeyError:
         return None
