@@ -119,23 +119,81 @@ def _bare_parse(paths: list[str]) -> int:
     return total
 
 
-def bare_parse_limit(root: Path) -> tuple[float, int, int]:
+def bare_parse_limit(root: Path) -> tuple[float, int, int, float]:
+    """The limit's MB/s, parsed files and bytes, and the CPU seconds of its two workers."""
     files = [str(root / e.path) for e in walk(root).entries if language_for(e.path)]
     chunks = [files[i : i + 64] for i in range(0, len(files), 64)]
+    cpu_before = children_cpu_s()
     start = time.perf_counter()
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
         total = sum(pool.map(_bare_parse, chunks))
     elapsed = time.perf_counter() - start
-    return total / elapsed / 1e6, len(files), total
+    return total / elapsed / 1e6, len(files), total, children_cpu_s() - cpu_before
+
+
+def children_cpu_s() -> float:
+    """User + system CPU seconds of this process's waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def phase_costs(root: str, sample: int) -> dict[str, float]:
+    """CPU seconds of each step of the per-file work, in one process, over a sample of files.
+
+    Run in a spawned process (a clean interpreter, as a parser worker is). ``extract`` is the
+    whole per-file function the workers run; the steps before it are its main parts.
+    """
+    import pickle
+
+    from tree_sitter import QueryCursor
+
+    from repocontext.index import parser as ts
+    from repocontext.index._lexer import identifiers
+    from repocontext.index.extract import extract_file
+    from repocontext.tokens import count_tokens
+
+    entries = [e for e in walk(Path(root)).entries if language_for(e.path) and not e.oversized]
+    random.Random(5).shuffle(entries)
+    entries = entries[:sample]
+    files = [(e, str(language_for(e.path)), (Path(root) / e.path).read_bytes()) for e in entries]
+    for _, language, _ in files:
+        ts._parser(language)  # grammars and queries loaded before timing
+    trees = [(ts._parser(language).parse(data), language) for _, language, data in files]
+    texts = [data.decode("utf-8", "replace") for _, _, data in files]
+
+    def timed(step: object) -> float:
+        start = time.process_time()
+        step()  # type: ignore[operator]
+        return time.process_time() - start
+
+    costs = {
+        "files": float(len(files)),
+        "mb": sum(len(data) for _, _, data in files) / 1e6,
+        "parse": timed(lambda: [ts._parser(lang).parse(data) for _, lang, data in files]),
+        "outline query": timed(
+            lambda: [
+                list(QueryCursor(ts._grammar(lang).outline).matches(tree.root_node))
+                for tree, lang in trees
+            ]
+        ),
+        "lexing (references)": timed(lambda: [identifiers(d, lang) for _, lang, d in files]),
+        "token count": timed(lambda: [count_tokens(text) for text in texts]),
+    }
+    results: list[object] = []
+    costs["extract (all of it)"] = timed(
+        lambda: results.extend(extract_file(root, e) for e, _, _ in files)
+    )
+    costs["pickle to the main process"] = timed(lambda: pickle.loads(pickle.dumps(results)))
+    return costs
 
 
 def cold_in_process(
     launcher: ProcessPoolExecutor, data: Path, root: Path, repo_id: str
-) -> tuple[float, dict, float]:  # type: ignore[type-arg]
+) -> tuple[float, dict, float, float]:  # type: ignore[type-arg]
     """The cold bootstrap as a user runs it (`repocontext index`), in its own process.
 
-    Returns its wall time (process start included), its status and the peak RSS of that
-    process and its parser workers (mapped store pages included). The process is started
+    Returns its wall time (process start included), its status, the peak RSS of that
+    process and its parser workers (mapped store pages included) and their CPU seconds. The process is started
     by ``launcher``, a small process spawned when the benchmark started: Linux carries a
     forked child's peak RSS over from its parent (the copy made by fork counts until exec),
     so forking from this process, which grows to gigabytes, would report its size.
@@ -143,12 +201,12 @@ def cold_in_process(
     cli = Path(sys.executable).parent / "repocontext"
     env = {**os.environ, "REPOCONTEXT_EMBEDDER": "off", "REPOCONTEXT_RECONCILE": "off"}
     args = [str(cli), "index", str(root), "--repo-id", repo_id, "--data-dir", str(data), "--json"]
-    elapsed, out, peak = launcher.submit(run_measured, args, env).result()
-    return elapsed, json.loads(out), peak
+    elapsed, out, peak, cpu = launcher.submit(run_measured, args, env).result()
+    return elapsed, json.loads(out), peak, cpu
 
 
-def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, bytes, float]:
-    """Run a command; return its wall time, its output and its peak RSS in MB (via wait4)."""
+def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, bytes, float, float]:
+    """Run a command; return its wall time, output, peak RSS in MB and CPU s (via wait4)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out_file:
         child = subprocess.Popen(args, stdout=out_file, env=env)
@@ -160,7 +218,7 @@ def run_measured(args: list[str], env: dict[str, str]) -> tuple[float, bytes, fl
         out = out_file.read()
     if child.returncode:
         raise RuntimeError(f"{args[:2]} exited with {child.returncode}")
-    return elapsed, out, usage.ru_maxrss / 1024
+    return elapsed, out, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def index_once(data: Path, root: Path, repo_id: str) -> tuple[float, object]:
@@ -225,9 +283,9 @@ def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[st
 def measure(
     launcher: ProcessPoolExecutor, name: str, root: Path, work: Path, edit: Path
 ) -> dict[str, float | str]:
-    limit_mbs, parse_files, parse_bytes = bare_parse_limit(root)
+    limit_mbs, parse_files, parse_bytes, limit_cpu = bare_parse_limit(root)
     data = work / f"data-{name}"
-    cold_s, status, cold_rss = cold_in_process(launcher, data, root, name)
+    cold_s, status, cold_rss, cold_cpu = cold_in_process(launcher, data, root, name)
     counters = status["counters"]
     files = int(counters["filesSeen"])
     size = sum(e.size for e in walk(root).entries) / 1e6
@@ -250,6 +308,8 @@ def measure(
         # our time for the whole bootstrap (which also reads, hashes and stores the rest).
         "limit_s": parse_bytes / 1e6 / limit_mbs,
         "ratio": (parse_bytes / 1e6 / limit_mbs) / cold_s,
+        "limit_cpu": limit_cpu,
+        "cold_cpu": cold_cpu,
         "nochange_s": nochange_s,
         "onefile_s": onefile_s,
         "changed_s": changed_s,
@@ -263,7 +323,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def render(rows: list[dict[str, float | str]], rss: float) -> str:
+def render(rows: list[dict[str, float | str]], rss: float, phases: dict[str, float]) -> str:
     lines = [
         SECTION,
         "",
@@ -300,6 +360,35 @@ def render(rows: list[dict[str, float | str]], rss: float) -> str:
             f"| {r['corpus']} | {r['warm_s']:.2f} | {r['refresh_ms']:.0f} | {r['watch_ms']:.0f} |"
         )
     lines += serving
+    lines += [
+        "",
+        "CPU seconds (user + system, the process and its parser workers) of the limit and of "
+        "the cold bootstrap; `cpu/limit` is the limit's CPU over ours, and `cores busy` is our "
+        "CPU over our wall time (2.0 would be both cores all the time).",
+        "",
+        "| corpus | limit CPU s | cold CPU s | cpu/limit | cores busy |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['corpus']} | {r['limit_cpu']:.1f} | {r['cold_cpu']:.1f} "
+            f"| {float(r['limit_cpu']) / float(r['cold_cpu']):.2f} "
+            f"| {float(r['cold_cpu']) / float(r['cold_s']):.2f} |"
+        )
+    parse = phases["parse"]
+    lines += [
+        "",
+        f"Where a parser worker's CPU goes: one process over {phases['files']:.0f} random "
+        f"parseable files of venv-site-packages ({phases['mb']:.1f} MB), CPU seconds and "
+        "share of the bare parse. `extract` is the whole per-file function (read, blob id, "
+        "decode, parse, outline, references, token count).",
+        "",
+        "| step | CPU s | of the parse |",
+        "|---|---:|---:|",
+    ]
+    for step, cost in phases.items():
+        if step not in ("files", "mb"):
+            lines.append(f"| {step} | {cost:.2f} | {cost / parse:.0%} |")
     cold_rss = ", ".join(f"{r['corpus']} {r['cold_rss_mb']:.0f} MB" for r in rows)
     lines += [
         "",
@@ -335,6 +424,8 @@ def main() -> int:
         )
         edit = next(p for p in sorted(venv_src.rglob("*.py")) if p.stat().st_size > 1000)
         rows.append(measure(launcher, "venv-site-packages", venv_src, work, edit))
+        with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as one:
+            phases = one.submit(phase_costs, str(venv_src), 3000).result()
         # (b) source-sized files (a few KB, 2-14 extra definitions each), and the same tree
         # of ~120-byte files, which measures per-file overhead rather than parsing.
         for name, units in (("generated-polyglot", (2, 14)), ("generated-tiny", None)):
@@ -345,7 +436,7 @@ def main() -> int:
     finally:
         launcher.shutdown()
         shutil.rmtree(work, ignore_errors=True)
-    section = render(rows, peak_rss_mb())
+    section = render(rows, peak_rss_mb(), phases)
     print(section)
     if args.write_docs:
         write_section(SECTION, section)

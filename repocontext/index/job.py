@@ -285,7 +285,7 @@ class IndexJob:
             progress.issues.append({"path": path, "reason": item.issue})
         self._mark_dirty()
         node = file_node(item, index_blobs.get(path), self.encoding)
-        batch.put(STRUCTURAL, file_key(self.repo_id, path), node)
+        batch.put(STRUCTURAL, file_key(self.repo_id, path), node, key_checked=True)
         # The parsed outline is the node's outline only when the node has content.
         self._stage(path, node, item.outline if item.text is not None and item.language else None)
         if item.text is not None:
@@ -293,6 +293,7 @@ class IndexJob:
                 CONTENT,
                 content_key(self.repo_id, path),
                 {"text": item.text, "blobId": item.blob_id},
+                key_checked=True,
             )
         elif old is not None and old.get("hasContent"):
             batch.delete(CONTENT, content_key(self.repo_id, path))

@@ -37,13 +37,14 @@ import hashlib
 import posixpath
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
 from repocontext.index.model import FileOutline, Link, Symbol
-from repocontext.index.nodes import iter_symbols, outline_of
+from repocontext.index.nodes import outline_of
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
     RepoFiles,
@@ -114,15 +115,23 @@ def _facts(outline: FileOutline) -> _Facts:
     # Names are interned: the same few thousand names recur in every file, and the state
     # keeps every file's facts for as long as the repository is served.
     intern = sys.intern
-    defs: dict[str, list[Symbol]] = defaultdict(list)
+    defs: dict[str, list[Symbol]] = {}
     defines: set[str] = set()
     names: set[str] = set()
-    for symbol in iter_symbols(outline.symbols):
+    pending = list(reversed(outline.symbols))
+    while pending:  # every symbol, depth first, in source order
+        symbol = pending.pop()
+        if symbol.children:
+            pending.extend(reversed(symbol.children))
         name = intern(symbol.name)
         names.add(name)
         if symbol.kind != "impl":
             defines.add(name)
-        defs[symbol.fq_name].append(symbol)
+        found = defs.get(symbol.fq_name)
+        if found is None:
+            defs[symbol.fq_name] = [symbol]
+        else:
+            found.append(symbol)
     return _Facts(
         outline=dataclasses.replace(outline, symbols=(), references=()),
         defines=frozenset(defines),
@@ -309,13 +318,17 @@ class ProjectionState:
             affected.names.add(name)
         if old.refs != new.refs:
             affected.refs.append((path, old.refs, new.refs))
-        for fq in old.defs.keys() | new.defs.keys():
-            if fq not in new.defs:
-                self._fq_paths[fq] = tuple(p for p in self._fq_paths.get(fq, ()) if p != path)
-            elif fq not in old.defs:
-                self._fq_paths[fq] = tuple(sorted((*self._fq_paths.get(fq, ()), path)))
-            if old.defs.get(fq) != new.defs.get(fq):
-                affected.fqs.add(fq)
+        fq_paths, gone = self._fq_paths, old.defs.keys() - new.defs.keys()
+        for fq in gone:
+            fq_paths[fq] = tuple(p for p in fq_paths.get(fq, ()) if p != path)
+        for fq, found in new.defs.items():
+            if fq not in old.defs:
+                known = fq_paths.get(fq)  # nearly always None: one defining file
+                fq_paths[fq] = (path,) if not known else tuple(sorted((*known, path)))
+            elif old.defs[fq] == found:
+                continue
+            affected.fqs.add(fq)
+        affected.fqs.update(gone)
         affected.relink.add(path)
         affected.targets.add(path)
         packaged = path.endswith(_PACKAGED) and old.outline.package != new.outline.package
@@ -374,7 +387,8 @@ class ProjectionState:
         # Records go out in key order within each tree: a full build then appends to the
         # store's B-trees instead of touching (and mapping in) every page again.
         for tree in TREES:
-            pending = sorted(self._pending_records(tree, affected), key=lambda item: item[0])
+            pending = self._pending_records(tree, affected)
+            pending.sort(key=itemgetter(0))
             for key, make, ident in pending:
                 self._set(emit, tree, key, make(ident))
             del pending
@@ -382,7 +396,7 @@ class ProjectionState:
 
     def _pending_records(
         self, tree: str, affected: _Affected
-    ) -> Iterator[tuple[str, Callable[[str], Any], str]]:
+    ) -> list[tuple[str, Callable[[str], Any], str]]:
         """The (key, record maker, its argument) of each record of ``tree`` to recompute."""
         repo = self.repo_id
         found: list[tuple[str | None, Callable[[str], Any], str]]
@@ -401,7 +415,7 @@ class ProjectionState:
             found += [
                 (_key(xref_key, repo, f"name:{n}"), self._name_record, n) for n in affected.names
             ]
-        return ((key, make, ident) for key, make, ident in found if key is not None)
+        return [item for item in found if item[0] is not None]  # type: ignore[misc]
 
     def _out_record(self, path: str) -> dict[str, Any] | None:
         return out_record(self._forward.get(path, ()))
@@ -540,7 +554,7 @@ def rebuild_projections(
                 batch.delete(tree, key)
                 deleted += 1
             else:
-                batch.put(tree, key, value, packed=packed)
+                batch.put(tree, key, value, packed=packed, key_checked=True)
                 written += 1
 
         state.commit(go_module, emit=write)

@@ -230,10 +230,12 @@ def prepare_put(
     expires_at_ms: int | None,
     max_value_bytes: int,
     packed: bytes | None = None,
+    key_checked: bool = False,
 ) -> PutRow:
     """Validate a whole-value LWW write; key and value are encoded before any transaction.
 
-    ``packed``: ``pack(value)`` when the caller has already made it (it is trusted).
+    ``packed``: ``pack(value)`` when the caller has already made it, and ``key_checked``:
+    the key was validated already (both are trusted).
 
     Raises:
         MergeModeError: The tree is not an LWW tree.
@@ -243,7 +245,7 @@ def prepare_put(
     """
     if spec.mode is not MergeMode.LWW:
         _require(spec, MergeMode.LWW, "put")
-    kb = key_bytes(key)
+    kb = key.encode() if key_checked else key_bytes(key)
     try:
         packed = pack(value) if packed is None else packed
     except (TypeError, ValueError, OverflowError) as exc:

@@ -73,13 +73,16 @@ class Batch:
         *,
         ttl_seconds: float | None = None,
         packed: bytes | None = None,
+        key_checked: bool = False,
     ) -> None:
         """Queue an LWW write (validated now, committed with its group).
 
-        ``packed``: :func:`~repocontext.store.records.pack` of ``value`` when the caller has
-        made it already (the projections digest it), so it is not packed twice.
+        For bulk writers that have done the work already: ``packed`` is
+        :func:`~repocontext.store.records.pack` of ``value`` (the projections digest it), and
+        ``key_checked`` says the key came from a :mod:`repocontext.store.keys` constructor,
+        which validated it, so neither is done twice.
         """
-        spec, row = self._store.ops.put_row(tree, key, value, ttl_seconds, packed)
+        spec, row = self._store.ops.put_row(tree, key, value, ttl_seconds, packed, key_checked)
         last = self._last_group
         if last is not None and last.spec is spec and self._ops and self._ops[-1] is last:
             last.rows.append(row)

@@ -480,10 +480,12 @@ class _OpFactory:
         value: Value,
         ttl_seconds: float | None = None,
         packed: bytes | None = None,
+        key_checked: bool = False,
     ) -> tuple[TreeSpec, w.PutRow]:
         spec = TREES.get(tree) or tree_spec(tree)
         expiry = None if ttl_seconds is None else self._expiry(ttl_seconds)
-        return spec, w.prepare_put(spec, key, value, expiry, self._store.max_value_bytes, packed)
+        limit = self._store.max_value_bytes
+        return spec, w.prepare_put(spec, key, value, expiry, limit, packed, key_checked)
 
     def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
         _check_patch(patch)
