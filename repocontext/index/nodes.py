@@ -134,10 +134,13 @@ def symbol_from_wire(wire: Mapping[str, Any]) -> Symbol:
 
 
 def iter_symbols(symbols: tuple[Symbol, ...]) -> Iterator[Symbol]:
-    """Yield every symbol, depth first."""
-    for symbol in symbols:
+    """Yield every symbol, depth first, in source order (a stack: no generator per level)."""
+    pending = list(reversed(symbols))
+    while pending:
+        symbol = pending.pop()
         yield symbol
-        yield from iter_symbols(symbol.children)
+        if symbol.children:
+            pending.extend(reversed(symbol.children))
 
 
 def _import_to_wire(ref: ImportRef) -> list[Value]:

@@ -44,7 +44,7 @@ from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
 from repocontext.index.model import FileOutline, Link, Symbol
-from repocontext.index.nodes import outline_of
+from repocontext.index.nodes import iter_symbols, outline_of
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
     RepoFiles,
@@ -112,26 +112,17 @@ class _Facts:
 
 
 def _facts(outline: FileOutline) -> _Facts:
-    # Names are interned: the same few thousand names recur in every file, and the state
-    # keeps every file's facts for as long as the repository is served.
+    # Names are interned: they recur in every file, and the state keeps every file's facts.
     intern = sys.intern
-    defs: dict[str, list[Symbol]] = {}
+    defs: dict[str, list[Symbol]] = defaultdict(list)
     defines: set[str] = set()
     names: set[str] = set()
-    pending = list(reversed(outline.symbols))
-    while pending:  # every symbol, depth first, in source order
-        symbol = pending.pop()
-        if symbol.children:
-            pending.extend(reversed(symbol.children))
+    for symbol in iter_symbols(outline.symbols):
         name = intern(symbol.name)
         names.add(name)
         if symbol.kind != "impl":
             defines.add(name)
-        found = defs.get(symbol.fq_name)
-        if found is None:
-            defs[symbol.fq_name] = [symbol]
-        else:
-            found.append(symbol)
+        defs[symbol.fq_name].append(symbol)
     return _Facts(
         outline=dataclasses.replace(outline, symbols=(), references=()),
         defines=frozenset(defines),
@@ -322,12 +313,10 @@ class ProjectionState:
         for fq in gone:
             fq_paths[fq] = tuple(p for p in fq_paths.get(fq, ()) if p != path)
         for fq, found in new.defs.items():
-            if fq not in old.defs:
-                known = fq_paths.get(fq)  # nearly always None: one defining file
-                fq_paths[fq] = (path,) if not known else tuple(sorted((*known, path)))
-            elif old.defs[fq] == found:
-                continue
-            affected.fqs.add(fq)
+            if fq not in old.defs:  # nearly always the only defining file: nothing to sort
+                fq_paths[fq] = tuple(sorted((*fq_paths[fq], path))) if fq in fq_paths else (path,)
+            if old.defs.get(fq) != found:
+                affected.fqs.add(fq)
         affected.fqs.update(gone)
         affected.relink.add(path)
         affected.targets.add(path)
@@ -391,7 +380,7 @@ class ProjectionState:
             pending.sort(key=itemgetter(0))
             for key, make, ident in pending:
                 self._set(emit, tree, key, make(ident))
-            del pending
+            del pending  # before the next tree's list is built
         self._prune(affected)
 
     def _pending_records(
