@@ -41,7 +41,12 @@ from repocontext.index.extract import Extracted, extract_many
 from repocontext.index.fingerprint import git_index_blobs
 from repocontext.index.model import FileOutline
 from repocontext.index.nodes import NODE_FORMAT, file_node, stat_matches, touched_node
-from repocontext.index.projection import ProjectionState, apply_delta, rebuild_projections
+from repocontext.index.projection import ProjectionState
+from repocontext.index.projection_writer import (
+    ProjectionWriter,
+    apply_delta,
+    rebuild_projections,
+)
 from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, in_scope, walk
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, Batch, Clock, Store, Value
 from repocontext.store.clock import iso_utc
@@ -66,6 +71,9 @@ CHUNK: Final = 48
 IN_FLIGHT_PER_WORKER: Final = 3
 PARALLEL_THRESHOLD: Final = 96
 COMMIT_EVERY: Final = 400
+FLUSH_LOCAL_AT: Final = 20_000
+"""A full build writes its symbol and package records once this many are pending (sorted
+groups, while parsing goes on), instead of all of them after the parse."""
 STATUS_INTERVAL_S: Final = 0.5
 
 
@@ -158,6 +166,7 @@ class IndexJob:
         self._warm = False
         self._projected = False
         self._building: ProjectionState | None = None
+        self._writer: ProjectionWriter | None = None
         self._stored: Mapping[str, Mapping[str, Any]] = {}
         self._changes: dict[str, dict[str, Any] | None] = {}
         if self.scope is not None:
@@ -343,12 +352,22 @@ class IndexJob:
             return
         if self.scope is not None:
             return  # a scoped run without a state rebuilds from the store afterwards
-        if self._building is None:
-            self._building = ProjectionState(self.repo_id)
+        building = self._building
+        if building is None:
+            building = self._building = ProjectionState(self.repo_id)
+            self._writer = ProjectionWriter(self.store, self.repo_id)
             if self._stored:  # the whole nodes, read once (stored holds stat fields only)
                 for stored_node in iter_file_nodes(self.store, self.repo_id):
-                    self._building.stage(str(stored_node.get("path")), stored_node)
-        self._building.stage(path, node, outline)
+                    building.stage(str(stored_node.get("path")), stored_node)
+                    self._flush_local(building)
+        building.stage(path, node, outline)
+        self._flush_local(building)
+
+    def _flush_local(self, building: ProjectionState) -> None:
+        # The symbol and package records depend on the staged files alone: written while
+        # the workers still parse, they are off the single-threaded tail of the run.
+        if building.pending_local >= FLUSH_LOCAL_AT and self._writer is not None:
+            building.flush_local(self._writer)
 
     def _extract(self, entries: list[WalkEntry]) -> Iterator[Extracted]:
         chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
@@ -379,7 +398,8 @@ class IndexJob:
             diff = apply_delta(self.store, state.update(self._changes, go_module))
         else:
             state = self._building or self._staged_from_store()
-            diff = rebuild_projections(self.store, self.repo_id, state, go_module)
+            writer = self._writer if state is self._building else None
+            diff = rebuild_projections(self.store, self.repo_id, state, go_module, writer)
         state.epoch = uuid.uuid4().hex
         self.state = state
         self._projected = True

@@ -24,9 +24,10 @@ one code path. What a change can affect:
 * the name records of names whose users or definitions changed, the symbol records of the
   changed files' qualified names, the package records of directories that gained or lost files.
 
-:func:`rebuild_projections` commits a state built from nothing and writes it as a diff
-against the stored records (a cold start, or a store another process changed), streaming, so
-the record values are never all in memory; :func:`apply_delta` writes an update's delta.
+Symbol and package records depend on the staged files alone, so a state being built can
+emit them before the commit (:meth:`~ProjectionState.flush_local`): the indexer does while it
+still parses, and the commit that follows only has the links and their reverse left.
+:mod:`repocontext.index.projection_writer` writes what a state emits to the store.
 """
 
 from __future__ import annotations
@@ -54,19 +55,17 @@ from repocontext.index.resolve import (
     resolve_imports,
     test_links,
 )
-from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
-from repocontext.store.keys import family_prefix, pkg_key, symbol_key, xref_key
+from repocontext.store import STRUCTURAL, SYMBOL, XREF
+from repocontext.store.keys import pkg_key, symbol_key, xref_key
 from repocontext.store.records import pack
 
 __all__ = [
     "Delta",
-    "ProjectionDiff",
+    "Emit",
     "ProjectionState",
-    "apply_delta",
     "in_record",
     "name_record",
     "out_record",
-    "rebuild_projections",
     "record_digest",
 ]
 
@@ -90,14 +89,6 @@ def record_digest(value: Any) -> bytes:
 
 def _digest(packed: bytes) -> bytes:
     return hashlib.blake2b(packed, digest_size=8).digest()
-
-
-@dataclass(frozen=True, slots=True)
-class ProjectionDiff:
-    """What :func:`rebuild_projections` or :func:`apply_delta` wrote."""
-
-    written: int
-    deleted: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +259,23 @@ class ProjectionState:
 
         self._records(affected, emit)
         return delta
+
+    @property
+    def pending_local(self) -> int:
+        """How many symbol and package records :meth:`flush_local` would recompute now."""
+        return len(self._pending.fqs) + len(self._pending.dirs)
+
+    def flush_local(self, emit: Emit) -> None:
+        """Emit the staged changes' symbol and package records now, ahead of :meth:`commit`.
+
+        They depend on the staged files alone (not on import resolution or on other files'
+        names), so emitting them early gives the same records as emitting them at the commit;
+        a qualified name a later file also defines is emitted again then.
+        """
+        pending = self._pending
+        local = _Affected(fqs=pending.fqs, dirs=pending.dirs)
+        pending.fqs, pending.dirs = set(), set()
+        self._records(local, emit)
 
     # -- changes -----------------------------------------------------------------------
 
@@ -521,68 +529,8 @@ def name_record(name: str, users: Iterable[str]) -> dict[str, Any] | None:
     return {"name": name, "users": ordered[:MAX_USERS], "count": len(ordered)}
 
 
-def rebuild_projections(
-    store: Store, repo_id: str, state: ProjectionState, go_module: str | None
-) -> ProjectionDiff:
-    """Commit a state built from nothing and make the stored projections equal to it.
-
-    Records whose stored value differs are written as the commit produces them; stored
-    records the state does not have are deleted. Only digests of the stored records are held.
-    """
-    have = {tree: _stored_digests(store, tree, prefix) for tree, prefix in _prefixes(repo_id)}
-    written = deleted = 0
-    with store.batch(commit_every=2000) as batch:
-
-        def write(
-            tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None
-        ) -> None:
-            nonlocal written, deleted
-            if have[tree].pop(key, None) == digest:
-                return
-            if value is None:
-                batch.delete(tree, key)
-                deleted += 1
-            else:
-                batch.put(tree, key, value, packed=packed, key_checked=True)
-                written += 1
-
-        state.commit(go_module, emit=write)
-        for tree, gone in have.items():
-            for key in gone:
-                batch.delete(tree, key)
-                deleted += 1
-    return ProjectionDiff(written, deleted)
-
-
-def _prefixes(repo_id: str) -> tuple[tuple[str, str], ...]:
-    return (
-        (STRUCTURAL, family_prefix(repo_id, "pkg")),
-        (SYMBOL, family_prefix(repo_id, "symbol")),
-        (XREF, family_prefix(repo_id, "xref")),
-    )
-
-
-def _stored_digests(store: Store, tree: str, prefix: str) -> dict[str, bytes]:
-    return {r.key: record_digest(r.value) for r in store.iter_records(tree, prefix, page_size=5000)}
-
-
 def _discard(*_: Any) -> None:
     return None
-
-
-def apply_delta(store: Store, delta: Delta) -> ProjectionDiff:
-    """Write one update's delta."""
-    written = deleted = 0
-    with store.batch(commit_every=2000) as batch:
-        for tree, changes in delta.items():
-            for key, value in changes.items():
-                if value is None:
-                    batch.delete(tree, key)
-                    deleted += 1
-                else:
-                    batch.put(tree, key, value)
-                    written += 1
-    return ProjectionDiff(written, deleted)
 
 
 def _link_wire(other: str, link: Link) -> dict[str, Any]:

@@ -2,7 +2,9 @@ import os
 from pathlib import Path
 
 from repocontext.entries import recall
-from repocontext.index.job import load_file_nodes
+from repocontext.index.job import FLUSH_LOCAL_AT, iter_file_nodes, load_file_nodes
+from repocontext.index.projection import ProjectionState
+from repocontext.index.projection_writer import ProjectionWriter
 from repocontext.index.walk import WalkOptions
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import content_key, file_key, symbol_key, xref_key
@@ -159,3 +161,28 @@ def test_a_path_no_key_can_hold_is_reported_not_fatal(workspace, repo):
     assert {"path": "odd\nname.py", "reason": "invalid_path"} in status.issues
     symbols = workspace.index.outline("demo", "templ.cpp").symbols
     assert all("\n" not in s["fullyQualifiedName"] for s in symbols)
+
+
+def test_a_build_larger_than_one_flush_writes_the_same_projections(
+    workspace, repo_factory, tmp_path
+):
+    # More qualified names than FLUSH_LOCAL_AT: symbol and package records are written in
+    # groups while files are still parsed, and a later twin definition rewrites its record.
+    per_file = 120
+    files: dict[str, str | bytes] = {
+        f"gen/p{i // 40}/m{i}.py": "".join(
+            f"def f{j}(x):\n    return g{i}(x)\n" for j in range(per_file)
+        )
+        for i in range(FLUSH_LOCAL_AT // per_file + 30)
+    }
+    files["gen/p0/m0/__init__.py"] = "def f0(x):\n    return x\n"  # gen.p0.m0.f0 twice
+    files["use.py"] = "from gen.p0 import m0\n\n\ndef caller():\n    return f0(1)\n"
+    root = repo_factory(tmp_path / "ws" / "big", files)
+    status = workspace.bootstrap(root, "big", background=False)
+    assert status.status == "completed"
+    stored = ProjectionWriter(workspace.store, "big")._have
+    assert len(stored[SYMBOL]) > FLUSH_LOCAL_AT
+    expected = ProjectionState.build("big", iter_file_nodes(workspace.store, "big"), None)
+    assert stored == expected.records
+    twin = workspace.store.get(SYMBOL, symbol_key("big", "gen.p0.m0.f0")).value
+    assert [d["path"] for d in twin["defs"]] == ["gen/p0/m0.py", "gen/p0/m0/__init__.py"]

@@ -21,13 +21,12 @@ from repocontext.index.extract import extract_file
 from repocontext.index.nodes import file_node, iter_symbols, outline_of
 from repocontext.index.projection import (
     ProjectionState,
-    apply_delta,
     in_record,
     name_record,
     out_record,
-    rebuild_projections,
     record_digest,
 )
+from repocontext.index.projection_writer import ProjectionWriter, apply_delta, rebuild_projections
 from repocontext.index.resolve import RepoFiles, covering_tests, dependents, link_repository
 from repocontext.index.walk import WalkEntry
 from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
@@ -218,6 +217,40 @@ def check_store_delta(tmp_path: Path, store: Store) -> None:
     fixed = rebuild_projections(store, REPO, staged(repo.nodes.values()), None)
     assert (fixed.written, fixed.deleted) == (1, 1)
     assert store.get(XREF, some_key).value == stored[XREF][some_key]
+
+
+def test_records_flushed_while_staging_end_as_one_build(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    repo = Repo(tmp_path / "repo", rng)
+    for path in rng.sample(candidate_paths(), 25):
+        repo.write(path)
+    for path in ("dup/mod.py", "dup/mod/__init__.py"):  # both define dup.mod.Shared
+        (repo.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo.root / path).write_text("class Shared:\n    pass\n")
+        info = (repo.root / path).stat()
+        entry = WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
+        repo.nodes[path] = file_node(extract_file(str(repo.root), entry), None)
+    whole = staged(repo.nodes.values())
+    with Store.open(tmp_path / "data", clock=FakeClock()) as store:
+        stale = symbol_key(REPO, "gone.Name")
+        with store.batch() as batch:
+            batch.put(SYMBOL, stale, {"fullyQualifiedName": "gone.Name"})
+        state = ProjectionState(REPO)
+        with ProjectionWriter(store, REPO) as writer:
+            for node in repo.nodes.values():  # "dup/mod.py" is flushed before its twin comes
+                state.stage(node["path"], node)
+                if node["path"] == "dup/mod.py" or rng.random() < 0.3:
+                    state.flush_local(writer)
+            rebuild_projections(store, REPO, state, None, writer)
+        whole.commit(None)
+        stored = {
+            tree: {r.key: r.value for r in store.iter_records(tree, family_prefix(REPO, fam))}
+            for tree, fam in ((STRUCTURAL, "pkg"), (SYMBOL, "symbol"), (XREF, "xref"))
+        }
+        assert stored == oracle(repo.nodes, None)
+        assert len(stored[SYMBOL][symbol_key(REPO, "dup.mod.Shared")]["defs"]) == 2
+        assert store.get(SYMBOL, stale) is None
+        assert state.records == whole.records
 
 
 def staged(nodes):
