@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
-from repocontext.index.fingerprint import git_blob_id
+from repocontext.index.fingerprint import git_blob_id, is_binary_file
 from repocontext.index.nodes import stat_matches
 from repocontext.index.walk import WalkOptions, walk
 from repocontext.store import XREF, Store
@@ -95,10 +95,13 @@ def detect_drift(
     entries = [e for e in result.entries if e.path.startswith(prefix)]
     added: list[str] = []
     updated: list[str] = []
+    skip_binary = (options or WalkOptions()).exclude_binary
     for entry in entries:
         node = nodes.get(entry.path)
         if node is None:
-            added.append(entry.path)
+            # An excluded binary file has no node and is no change (8 KiB read to tell).
+            if not (skip_binary and is_binary_file(root / entry.path)):
+                added.append(entry.path)
         elif not stat_matches(node, entry.size, entry.mtime_ns, entry.inode):
             try:
                 blob = git_blob_id((root / entry.path).read_bytes())

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repocontext.errors import RepoContextError
-from repocontext.index.fingerprint import git_blob_id, is_binary
+from repocontext.index.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
 from repocontext.index.languages import is_config_path, is_test_path, language_for
 from repocontext.index.model import FileOutline
 from repocontext.index.parser import parse_outline
@@ -51,13 +51,30 @@ class Extracted:
     issue: str | None = None
 
 
-def extract_file(root: str, entry: WalkEntry, encoding: str = DEFAULT_ENCODING) -> Extracted:
-    """Read and parse one file; failures are reported in ``issue``, never raised."""
+def extract_file(
+    root: str, entry: WalkEntry, encoding: str = DEFAULT_ENCODING, *, skip_binary: bool = False
+) -> Extracted:
+    """Read and parse one file; failures are reported in ``issue``, never raised.
+
+    ``skip_binary``: a binary file will be dropped (the walk options exclude binaries), so
+    only its first 8 KiB are read, to tell, and it gets no blob id.
+    """
     path = entry.path
     language = language_for(path)
     flags = _Flags(is_test_path(path), is_config_path(path))
     try:
-        data = (Path(root) / path).read_bytes()
+        with open(Path(root) / path, "rb") as handle:
+            head = handle.read(BINARY_PROBE_BYTES)
+            if skip_binary and is_binary(head):
+                return Extracted(
+                    entry,
+                    None,
+                    language,
+                    binary=True,
+                    is_test=flags.is_test,
+                    is_config=flags.is_config,
+                )
+            data = head + handle.read()
     except FileNotFoundError:
         return Extracted(
             entry,
@@ -118,7 +135,11 @@ class _Flags:
 
 
 def extract_many(
-    root: str, entries: list[WalkEntry], encoding: str = DEFAULT_ENCODING
+    root: str,
+    entries: list[WalkEntry],
+    encoding: str = DEFAULT_ENCODING,
+    *,
+    skip_binary: bool = False,
 ) -> list[Extracted]:
     """Extract a chunk of files (the unit of work sent to a worker process)."""
-    return [extract_file(root, entry, encoding) for entry in entries]
+    return [extract_file(root, entry, encoding, skip_binary=skip_binary) for entry in entries]

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import Final
 
-__all__ = ["BINARY_PROBE_BYTES", "git_blob_id", "git_index_blobs", "is_binary"]
+__all__ = ["BINARY_PROBE_BYTES", "git_blob_id", "git_index_blobs", "is_binary", "is_binary_file"]
 
 BINARY_PROBE_BYTES: Final = 8192
 
@@ -27,6 +27,15 @@ def git_blob_id(data: bytes) -> str:
 def is_binary(data: bytes) -> bool:
     """Return True when the first 8 KiB hold a NUL byte."""
     return b"\0" in data[:BINARY_PROBE_BYTES]
+
+
+def is_binary_file(path: Path) -> bool:
+    """Return True when the file's first 8 KiB hold a NUL byte (False when it can't be read)."""
+    try:
+        with open(path, "rb") as handle:
+            return is_binary(handle.read(BINARY_PROBE_BYTES))
+    except OSError:
+        return False
 
 
 def git_index_blobs(root: Path) -> dict[str, str]:

@@ -371,10 +371,10 @@ class IndexJob:
 
     def _extract(self, entries: list[WalkEntry]) -> Iterator[Extracted]:
         chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
-        root = str(self.root)
+        root, skip = str(self.root), self.options.exclude_binary
         if len(entries) < PARALLEL_THRESHOLD or self.workers < 2:
             for chunk in chunks:
-                yield from extract_many(root, chunk, self.encoding)
+                yield from extract_many(root, chunk, self.encoding, skip_binary=skip)
             return
         context = get_context("spawn")  # never fork a process that holds an LMDB environment
         window = self.workers * IN_FLIGHT_PER_WORKER
@@ -383,7 +383,8 @@ class IndexJob:
             # submitting everything at once would hold the repository in memory.
             pending: deque[Future[list[Extracted]]] = deque()
             for chunk in chunks:
-                pending.append(pool.submit(extract_many, root, chunk, self.encoding))
+                job = pool.submit(extract_many, root, chunk, self.encoding, skip_binary=skip)
+                pending.append(job)
                 if len(pending) >= window:
                     yield from pending.popleft().result()
             while pending:

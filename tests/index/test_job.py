@@ -110,6 +110,10 @@ def test_binary_oversized_undecodable_and_symlinked_files_are_handled(workspace,
     assert "outside" not in nodes
     reasons = {i["path"]: i["reason"] for i in status.issues}
     assert reasons["outside"] == "symlink_outside"
+    assert "blob.bin" not in workspace.index.changed("demo").added  # excluded is no change
+    (repo / "late.bin").write_bytes(b"\x00" * 10)
+    (repo / "late.txt").write_text("new\n")
+    assert workspace.index.changed("demo").added == ["late.txt"]
     kept = index(workspace, repo, max_file_bytes=200, exclude_binary=False)
     assert load_file_nodes(workspace.store, "demo")["blob.bin"]["binary"] is True
     assert kept.status == "completed"
