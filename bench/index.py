@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from multiprocessing import get_context
@@ -163,7 +164,7 @@ def phase_costs(root: str, sample: int, rounds: int = 3) -> dict[str, float]:
     texts = [data.decode("utf-8", "replace") for _, _, data in files]
 
     results: list[object] = []
-    steps = {
+    steps: dict[str, Callable[[], object]] = {
         "parse": lambda: [ts._parser(lang).parse(data) for _, lang, data in files],
         "outline query": lambda: [
             list(QueryCursor(ts._grammar(lang).outline).matches(tree.root_node))
@@ -264,7 +265,7 @@ def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[st
             name = f"watched_{i}"
             edit.write_text(edit.read_text() + f"\ndef {name}():\n    pass\n")
             start = time.perf_counter()
-            while name not in {s["name"] for s in workspace.index.outline(repo_id, rel).symbols}:
+            while name not in symbol_names(workspace, repo_id, rel):
                 time.sleep(0.002)
                 if time.perf_counter() - start > 30:
                     raise RuntimeError("the watcher never reflected the edit")
@@ -275,6 +276,11 @@ def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[st
         "refresh_ms": statistics.median(refresh) * 1000,
         "watch_ms": statistics.median(watched) * 1000,
     }
+
+
+def symbol_names(workspace: Workspace, repo_id: str, path: str) -> set[str]:
+    symbols = workspace.index.outline(repo_id, path).symbols
+    return {str(s["name"]) for s in symbols if isinstance(s, dict)}
 
 
 def measure(
