@@ -13,7 +13,6 @@ commit that emits the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from repocontext.index.projection import Delta, ProjectionState, record_digest
@@ -32,7 +31,12 @@ class ProjectionDiff:
 
 
 class ProjectionWriter:
-    """An emit target that writes the difference to the stored projections (a context)."""
+    """An emit target that writes the difference to the stored projections.
+
+    Its batch commits every 2,000 writes as records stream in; :meth:`finish` commits the
+    rest. A build that fails before finishing leaves its projections marked dirty (the
+    indexer sees to that), so a partial write is redone by the next run.
+    """
 
     def __init__(self, store: Store, repo_id: str) -> None:
         """Read the digests of the repository's stored projection records."""
@@ -51,17 +55,6 @@ class ProjectionWriter:
         self._batch = store.batch(commit_every=2000)
         self.written = 0
         self.deleted = 0
-
-    def __enter__(self) -> ProjectionWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._batch.__exit__(exc_type, exc, tb)  # queued writes are dropped on an error
 
     def __call__(
         self, tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None
@@ -99,9 +92,9 @@ def rebuild_projections(
     ``writer``: the writer earlier rounds of the same build went to (its stored digests
     already account for them); by default a new one.
     """
-    with writer or ProjectionWriter(store, repo_id) as out:
-        state.commit(go_module, emit=out)
-        return out.finish()
+    out = writer or ProjectionWriter(store, repo_id)
+    state.commit(go_module, emit=out)  # on an error, writes still queued are dropped
+    return out.finish()
 
 
 def apply_delta(store: Store, delta: Delta) -> ProjectionDiff:

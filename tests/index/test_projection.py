@@ -236,12 +236,12 @@ def test_records_flushed_while_staging_end_as_one_build(tmp_path: Path) -> None:
         with store.batch() as batch:
             batch.put(SYMBOL, stale, {"fullyQualifiedName": "gone.Name"})
         state = ProjectionState(REPO)
-        with ProjectionWriter(store, REPO) as writer:
-            for node in repo.nodes.values():  # "dup/mod.py" is flushed before its twin comes
-                state.stage(node["path"], node)
-                if node["path"] == "dup/mod.py" or rng.random() < 0.3:
-                    state.flush_local(writer)
-            rebuild_projections(store, REPO, state, None, writer)
+        writer = ProjectionWriter(store, REPO)
+        for node in repo.nodes.values():  # "dup/mod.py" is flushed before its twin comes
+            state.stage(node["path"], node)
+            if node["path"] == "dup/mod.py" or rng.random() < 0.3:
+                state.flush_local(writer)
+        rebuild_projections(store, REPO, state, None, writer)
         whole.commit(None)
         stored = {
             tree: {r.key: r.value for r in store.iter_records(tree, family_prefix(REPO, fam))}
