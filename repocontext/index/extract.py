@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repocontext.errors import RepoContextError
 from repocontext.index.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
@@ -61,47 +62,29 @@ def extract_file(
     """
     path = entry.path
     language = language_for(path)
-    flags = _Flags(is_test_path(path), is_config_path(path))
+    is_test, is_config = is_test_path(path), is_config_path(path)
+
+    def found(entry: WalkEntry, blob: str | None, **fields: Any) -> Extracted:
+        return Extracted(entry, blob, language, is_test=is_test, is_config=is_config, **fields)
+
     try:
         with open(Path(root) / path, "rb") as handle:
             head = handle.read(BINARY_PROBE_BYTES)
-            if skip_binary and is_binary(head):
-                return Extracted(
-                    entry,
-                    None,
-                    language,
-                    binary=True,
-                    is_test=flags.is_test,
-                    is_config=flags.is_config,
-                )
+            binary = is_binary(head)
+            if skip_binary and binary:
+                return found(entry, None, binary=True)
             data = head + handle.read()
     except FileNotFoundError:
-        return Extracted(
-            entry,
-            None,
-            language,
-            issue="vanished",
-            is_test=flags.is_test,
-            is_config=flags.is_config,
-        )
+        return found(entry, None, issue="vanished")
     except OSError as exc:
-        return Extracted(
-            entry,
-            None,
-            language,
-            issue=f"unreadable: {exc.strerror}",
-            is_test=flags.is_test,
-            is_config=flags.is_config,
-        )
+        return found(entry, None, issue=f"unreadable: {exc.strerror}")
     blob = git_blob_id(data)
     if entry.oversized or len(data) != entry.size:
         entry = WalkEntry(path, len(data), entry.mtime_ns, entry.inode, entry.oversized)
-    if is_binary(data):
-        return Extracted(
-            entry, blob, language, binary=True, is_test=flags.is_test, is_config=flags.is_config
-        )
+    if binary:
+        return found(entry, blob, binary=True)
     if entry.oversized:
-        return Extracted(entry, blob, language, is_test=flags.is_test, is_config=flags.is_config)
+        return found(entry, blob)
     try:
         text, undecodable = data.decode("utf-8"), False
     except UnicodeDecodeError:
@@ -113,25 +96,15 @@ def extract_file(
             outline = parse_outline(language, data, path)
         except RepoContextError as exc:
             issue = f"parse failed: {exc.message}"
-    return Extracted(
+    return found(
         entry,
         blob,
-        language,
-        False,
         text=text,
         undecodable=undecodable,
         outline=outline,
         token_count=count_tokens(text, encoding),
         issue=issue,
-        is_test=flags.is_test,
-        is_config=flags.is_config,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Flags:
-    is_test: bool
-    is_config: bool
 
 
 def extract_many(
