@@ -56,6 +56,8 @@ class Definition:
 
 def _clean(name: str) -> str:
     # Names as written may span lines (templates, macros); keys and outlines want one line.
+    if len(name) <= _MAX_NAME and name.isidentifier():
+        return name  # nearly every name: nothing to collapse or drop
     return _CONTROL.sub("", " ".join(name.split()))[:_MAX_NAME]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from repocontext.errors import RepoContextError
 from repocontext.index.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
 from repocontext.index.languages import is_config_path, is_test_path, language_for
-from repocontext.index.model import FileOutline
+from repocontext.index.model import FileOutline, pickled_by_fields
 from repocontext.index.parser import parse_outline
 from repocontext.index.walk import WalkEntry
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
@@ -21,6 +21,7 @@ from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 __all__ = ["Extracted", "extract_file", "extract_many"]
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Extracted:
     """What one file yielded.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import PurePosixPath
 
 __all__ = ["LANGUAGES", "is_config_path", "is_test_path", "language_for"]
 
@@ -153,7 +152,7 @@ def language_for(path: str) -> str | None:
         One of :data:`LANGUAGES`, chosen by extension (case-insensitive) or by a well-known
         file name (``Rakefile``, ``Gemfile``), else ``None``.
     """
-    name = PurePosixPath(path).name
+    name = _basename(path)
     by_name = _BY_NAME.get(name)
     if by_name is not None:
         return by_name
@@ -161,6 +160,12 @@ def language_for(path: str) -> str | None:
     if dot <= 0:
         return None
     return _BY_EXTENSION.get(name[dot:].lower())
+
+
+def _basename(path: str) -> str:
+    # PurePosixPath(path).name without building a path object (hot: once per file and link).
+    name = path.rstrip("/").rpartition("/")[2]
+    return "" if name == "." else name
 
 
 @functools.lru_cache(maxsize=1 << 17)
@@ -194,7 +199,7 @@ def is_config_path(path: str) -> bool:
     Args:
         path: Repository-relative path, ``/`` separated.
     """
-    name = PurePosixPath(path).name
+    name = _basename(path)
     if name in _CONFIG_NAMES:
         return True
     if name.lower().endswith(_CONFIG_SUFFIXES):

@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+from typing import Any, TypeVar
 
-__all__ = ["FileOutline", "ImportRef", "Link", "Symbol"]
+__all__ = ["FileOutline", "ImportRef", "Link", "Symbol", "pickled_by_fields"]
+
+_T = TypeVar("_T")
 
 
+def pickled_by_fields(cls: type[_T]) -> type[_T]:
+    """Pickle a frozen slotted dataclass as its constructor call (class, field values).
+
+    The default for slotted classes pickles a state that is set back field by field on
+    load; parse results cross from the parser processes by the hundred thousand, and this
+    form is about a third cheaper each way.
+    """
+    values = attrgetter(*(f.name for f in fields(cls)))  # type: ignore[arg-type]
+
+    def __reduce__(self: Any) -> tuple[type[_T], tuple[Any, ...]]:
+        return cls, values(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign]
+    return cls
+
+
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class Symbol:
     """One definition in a file.
@@ -33,6 +54,7 @@ class Symbol:
     children: tuple[Symbol, ...] = ()
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class ImportRef:
     """One import, include or module declaration, as written in the source.
@@ -56,6 +78,7 @@ class ImportRef:
     system: bool = False
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class FileOutline:
     """Everything parsed out of one file.

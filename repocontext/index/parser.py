@@ -97,10 +97,11 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
     definitions: dict[tuple[int, int], Definition] = {}
     imports: list[tuple[int, ImportRef]] = []
     package: str | None = None
+    attributed = language == "rust"  # only Rust items carry attribute siblings
     for pattern, captures in QueryCursor(grammar.outline).matches(root):
         role, kind = grammar.roles[pattern]
         if role == "definition":
-            found = _definition(kind, pattern, captures, source)
+            found = _definition(kind, pattern, captures, source, attributed)
             key = (found.start_byte, found.end_byte)
             known = definitions.get(key)
             if known is None or known.pattern < pattern:
@@ -124,7 +125,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
 
 
 def _definition(
-    kind: str, pattern: int, captures: dict[str, list[Node]], source: bytes
+    kind: str, pattern: int, captures: dict[str, list[Node]], source: bytes, attributed: bool
 ) -> Definition:
     """Build a definition from one match (every definition pattern captures a name)."""
     node = captures[f"definition.{kind}"][0]
@@ -134,14 +135,15 @@ def _definition(
     scope = captures.get("scope")
     if scope:
         segments = (_text(scope[0]), *segments)
-    end_byte, end_row = node.end_byte, node.end_point.row
-    if end_row > node.start_point.row and node.end_point.column == 0:
+    end_byte, (end_row, end_column) = node.end_byte, node.end_point
+    start_row = node.start_point.row
+    if end_row > start_row and end_column == 0:
         end_row -= 1
     start = node
     outer = node.parent
     if outer is not None and outer.type in _WRAPPERS:
         start = outer  # a definition starts at its decorators or template parameters
-    before = start.prev_named_sibling
+    before = start.prev_named_sibling if attributed else None
     while before is not None and before.type == "attribute_item":
         start, before = before, before.prev_named_sibling  # and a Rust item at its attributes
     if node.type == "file_scoped_namespace_declaration":
@@ -155,7 +157,7 @@ def _definition(
         signature=_line_of(source, (captures.get("signature") or names)[0].start_byte),
         start_byte=start.start_byte,
         end_byte=end_byte,
-        start_line=start.start_point.row + 1,
+        start_line=(start_row if start is node else start.start_point.row) + 1,
         end_line=end_row + 1,
         pattern=pattern,
     )

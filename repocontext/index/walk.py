@@ -25,6 +25,7 @@ from typing import Final
 import pathspec
 
 from repocontext.errors import DangerousRootError, PathNotFoundError
+from repocontext.index.model import pickled_by_fields
 from repocontext.store import Value
 
 __all__ = [
@@ -87,6 +88,7 @@ class WalkOptions:
         )
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class WalkEntry:
     """One file to index.
