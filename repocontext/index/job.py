@@ -41,11 +41,21 @@ from repocontext.errors import InvalidKeyError, RepoContextError
 from repocontext.index.extract import Extracted, extract_many
 from repocontext.index.fingerprint import git_index_blobs
 from repocontext.index.model import FileOutline
-from repocontext.index.nodes import NODE_FORMAT, file_node, stat_matches, touched_node
+from repocontext.index.nodes import (
+    NODE_FORMAT,
+    file_node,
+    iter_file_nodes,
+    load_file_nodes,
+    nodes_under,
+    stat_matches,
+    touched_node,
+)
 from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import (
     ProjectionWriter,
     apply_delta,
+    load_projections,
+    projection_stamp,
     rebuild_projections,
 )
 from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, in_scope, walk
@@ -322,7 +332,7 @@ class IndexJob:
             if prefix.endswith("/"):
                 start = family_prefix(self.repo_id, "file") + prefix
                 found.update(
-                    (str(node.get("path")), node) for node in _nodes_under(self.store, start)
+                    (str(node.get("path")), node) for node in nodes_under(self.store, start)
                 )
             else:
                 record = self.store.get(STRUCTURAL, file_key(self.repo_id, prefix))
@@ -432,7 +442,7 @@ class IndexJob:
             projectionsDirty=False,
         )
         if self.state is not None and self.state.epoch is not None:
-            repo["projectionsEpoch"] = self.state.epoch
+            repo.update(projection_stamp(self.state))
         if changed or not repo.get("lastIngestedAt"):
             repo["lastIngestedAt"] = now
         repo["index"] = self._status_value("completed", None)
@@ -452,6 +462,12 @@ class IndexJob:
             return
         self._dirty_marked = True
         repo = self._repo()
+        if not self._warm:
+            # Still clean: take the stored projections over (no record is recomputed), so
+            # this run's changes are applied to them incrementally instead of rebuilding all.
+            adopted = load_projections(self.store, self.repo_id, repo)
+            if adopted is not None:
+                self.state, self._warm = adopted, True
         if not repo.get("projectionsDirty"):
             repo["projectionsDirty"] = True
             self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
@@ -496,17 +512,6 @@ class IndexJob:
         return value
 
 
-def iter_file_nodes(store: Store, repo_id: str) -> Iterator[dict[str, Any]]:
-    """Yield every file node of a repository in path order, one page at a time."""
-    return _nodes_under(store, family_prefix(repo_id, "file"))
-
-
-def _nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:
-    for record in store.iter_records(STRUCTURAL, prefix, page_size=2000):
-        if isinstance(record.value, dict):
-            yield record.value
-
-
 def load_stat_fields(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
     """Return :data:`STAT_FIELDS` of every file node by path (a fraction of a full read)."""
     prefix = family_prefix(repo_id, "file")
@@ -514,11 +519,6 @@ def load_stat_fields(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
         str(fields.get("path")): fields
         for _, fields in store.iter_fields(STRUCTURAL, prefix, STAT_FIELDS)
     }
-
-
-def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
-    """Return every file node of a repository by path."""
-    return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}
 
 
 def read_go_module(root: Path) -> str | None:

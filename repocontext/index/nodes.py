@@ -13,15 +13,18 @@ from typing import Any, Final
 
 from repocontext.index.extract import Extracted
 from repocontext.index.model import FileOutline, ImportRef, Symbol
-from repocontext.store import CONTENT, Store, Value
-from repocontext.store.keys import content_key
+from repocontext.store import CONTENT, STRUCTURAL, Store, Value
+from repocontext.store.keys import content_key, family_prefix
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
     "NODE_FORMAT",
     "file_node",
     "file_text",
+    "iter_file_nodes",
     "iter_symbols",
+    "load_file_nodes",
+    "nodes_under",
     "outline_of",
     "stat_matches",
     "symbol_from_wire",
@@ -150,3 +153,20 @@ def _import_to_wire(ref: ImportRef) -> list[Value]:
 def _import_from_wire(wire: list[Any]) -> ImportRef:
     spec, kind, line, level, names, system = wire
     return ImportRef(spec, kind, line, level, tuple(names), bool(system))
+
+
+def iter_file_nodes(store: Store, repo_id: str) -> Iterator[dict[str, Any]]:
+    """Yield every file node of a repository in path order, one page at a time."""
+    return nodes_under(store, family_prefix(repo_id, "file"))
+
+
+def nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:
+    """Yield the file nodes whose keys start with ``prefix``, in key order."""
+    for record in store.iter_records(STRUCTURAL, prefix, page_size=2000):
+        if isinstance(record.value, dict):
+            yield record.value
+
+
+def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
+    """Return every file node of a repository by path."""
+    return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}

@@ -55,21 +55,32 @@ from repocontext.index.resolve import (
     resolve_imports,
     test_links,
 )
+from repocontext.index.xref_records import (
+    in_record,
+    links_of_out_record,
+    name_record,
+    out_record,
+)
 from repocontext.store import STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import pkg_key, symbol_key, xref_key
 from repocontext.store.records import pack
 
 __all__ = [
+    "PROJECTION_FORMAT",
     "Delta",
     "Emit",
     "ProjectionState",
     "in_record",
+    "links_of_out_record",
     "name_record",
     "out_record",
+    "packed_digest",
     "record_digest",
 ]
 
-MAX_USERS: Final = 200
+PROJECTION_FORMAT: Final = 1
+"""Version of what the records hold and how they are computed from file nodes: a change to
+either must bump it, so stored projections of an older version are rebuilt, not adopted."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
 _PACKAGED: Final = (".java", ".cs")  # files whose declared package import resolution reads
 _FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each file's refs
@@ -84,10 +95,11 @@ packed bytes (:func:`repocontext.store.records.pack`, ``None`` with a deletion).
 
 def record_digest(value: Any) -> bytes:
     """Return the 8-byte digest of a record value (stored values compare equal to computed)."""
-    return _digest(pack(value))
+    return packed_digest(pack(value))
 
 
-def _digest(packed: bytes) -> bytes:
+def packed_digest(packed: bytes) -> bytes:
+    """Return :func:`record_digest` of a value from its packed bytes."""
     return hashlib.blake2b(packed, digest_size=8).digest()
 
 
@@ -179,6 +191,36 @@ class ProjectionState:
         state.commit(go_module, emit=_discard)
         return state
 
+    @classmethod
+    def adopt(
+        cls,
+        repo_id: str,
+        nodes: Iterable[Mapping[str, Any]],
+        go_module: str | None,
+        records: dict[str, dict[str, bytes]],
+        links: Mapping[str, list[Link]],
+    ) -> ProjectionState:
+        """Take over projections already stored, computing none of their records.
+
+        Args:
+            repo_id: The repository.
+            nodes: The file nodes the stored records were computed from.
+            go_module: The Go module they were computed with.
+            records: Tree -> key -> digest of each stored record (the store has them).
+            links: Path -> its links, from its stored ``out:`` record
+                (:func:`links_of_out_record`; a file without links may be absent).
+
+        The indexes are built from the nodes as by :meth:`build`; the records and the links
+        are taken on trust, which holds while the stored projections are not marked dirty
+        and were written by this :data:`PROJECTION_FORMAT`.
+        """
+        state = cls(repo_id)
+        for node in nodes:
+            state.stage(str(node.get("path")), node)
+        state._index(go_module, links)
+        state.records = records
+        return state
+
     @property
     def file_count(self) -> int:
         """How many files the state holds."""
@@ -228,6 +270,26 @@ class ProjectionState:
         Returns:
             Every record whose value changed (empty when ``emit`` is given).
         """
+        affected = self._index(go_module)
+        delta: Delta = {tree: {} for tree in TREES}
+        if emit is None:
+
+            def emit(tree: str, key: str, value: Any, *_: bytes | None) -> None:
+                delta[tree][key] = value
+
+        self._records(affected, emit)
+        return delta
+
+    def _index(
+        self, go_module: str | None, links: Mapping[str, list[Link]] | None = None
+    ) -> _Affected:
+        """Bring the indexes and the links up to date with the staged changes.
+
+        ``links``: each file's links as already known (see :meth:`adopt`), not recomputed.
+
+        Returns:
+            What the changes affected, for the records to recompute.
+        """
         affected, self._pending = self._pending, _Affected()
         reindex, self._reindex = self._reindex or go_module != self.go_module, False
         self.go_module = go_module
@@ -249,16 +311,13 @@ class ProjectionState:
         else:
             for name in affected.definers:
                 affected.relink.update(self._referrers.get(name, ()))
+        repo = self.repo_id
         for path in affected.relink:
-            self._relink(path, affected)
-        delta: Delta = {tree: {} for tree in TREES}
-        if emit is None:
-
-            def emit(tree: str, key: str, value: Any, *_: bytes | None) -> None:
-                delta[tree][key] = value
-
-        self._records(affected, emit)
-        return delta
+            if links is None or _key(xref_key, repo, f"out:{path}") is None:
+                self._relink(path, affected)  # (a file whose record no key can hold: computed)
+            else:
+                self._link(path, links.get(path, []), affected)
+        return affected
 
     @property
     def pending_local(self) -> int:
@@ -357,7 +416,6 @@ class ProjectionState:
             self._referrers.update(found)
 
     def _relink(self, path: str, affected: _Affected) -> None:
-        old = self._forward.pop(path, [])
         facts = self._facts.get(path)
         new: list[Link] = []
         if facts is not None:
@@ -367,6 +425,11 @@ class ProjectionState:
                 path, facts.outline, self._definers, imported, references=facts.refs
             )
             new = imports + refs
+        self._link(path, new, affected)
+
+    def _link(self, path: str, new: list[Link], affected: _Affected) -> None:
+        """Make ``new`` the links of ``path`` (and the reverse links of their targets)."""
+        old = self._forward.pop(path, [])
         if new:
             self._forward[path] = new
         if old == new:
@@ -423,7 +486,7 @@ class ProjectionState:
     def _set(self, emit: Emit, tree: str, key: str, value: Any) -> None:
         records = self.records[tree]
         packed = None if value is None else pack(value)
-        digest = None if packed is None else _digest(packed)
+        digest = None if packed is None else packed_digest(packed)
         if records.get(key) == digest:
             return
         if digest is None:
@@ -506,38 +569,8 @@ def _referenced(refs: tuple[str, ...], names: set[str], few: list[str] | None) -
     return found
 
 
-def out_record(links: Iterable[Link]) -> dict[str, Any] | None:
-    """The ``out:{path}`` record of a file's import and reference links (``None``: no links)."""
-    imports = [_link_wire(link.target, link) for link in links if link.kind == "import"]
-    refs = [_link_wire(link.target, link) for link in links if link.kind == "reference"]
-    return {"imports": imports, "references": refs} if imports or refs else None
-
-
-def in_record(incoming: Iterable[Link], covering: Iterable[Link]) -> dict[str, Any] | None:
-    """The ``in:{path}`` record: dependents (sorted by source, kind, reason) and covering tests."""
-    ordered = sorted(incoming, key=lambda x: (x.source, x.kind, x.reason))
-    deps = [_link_wire(link.source, link) for link in ordered]
-    tests = [_link_wire(link.source, link) for link in covering]
-    return {"dependents": deps, "coveringTests": tests} if deps or tests else None
-
-
-def name_record(name: str, users: Iterable[str]) -> dict[str, Any] | None:
-    """The ``name:{name}`` record: the first users in path order and their count."""
-    ordered = sorted(users)
-    if not ordered:
-        return None
-    return {"name": name, "users": ordered[:MAX_USERS], "count": len(ordered)}
-
-
 def _discard(*_: Any) -> None:
     return None
-
-
-def _link_wire(other: str, link: Link) -> dict[str, Any]:
-    wire: dict[str, Any] = {"path": other, "reason": link.reason}
-    if link.names:
-        wire["names"] = list(link.names)
-    return wire
 
 
 def _key(make: Callable[[str, str], str], repo_id: str, name: str) -> str | None:

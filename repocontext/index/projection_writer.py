@@ -1,4 +1,4 @@
-"""Writing projections to the store: a state's records as a diff, or an update's delta.
+"""Projections and the store: records written as a diff, deltas, states taken over.
 
 :class:`ProjectionWriter` receives the records a :class:`~repocontext.index.projection.
 ProjectionState` emits and makes the stored projections of one repository equal to them:
@@ -8,18 +8,38 @@ the stored records are held, and records are streamed to a batch as they come, s
 build of a large repository never holds the record values. Records may arrive in several
 rounds (the indexer emits symbol and package records while it still parses) before the
 commit that emits the rest.
+
+:func:`load_projections` gives a process that holds no state (a new ``repocontext index``,
+a server starting) the state of the stored projections without recomputing their records:
+the digests are read off the stored bytes, so the next change is applied incrementally.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from repocontext.index.projection import Delta, ProjectionState, record_digest
+from repocontext.index.nodes import iter_file_nodes
+from repocontext.index.projection import (
+    PROJECTION_FORMAT,
+    Delta,
+    ProjectionState,
+    links_of_out_record,
+    packed_digest,
+)
 from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
-from repocontext.store.keys import family_prefix
+from repocontext.store.keys import decode_component, family_prefix
 
-__all__ = ["ProjectionDiff", "ProjectionWriter", "apply_delta", "rebuild_projections"]
+__all__ = [
+    "ProjectionDiff",
+    "ProjectionWriter",
+    "apply_delta",
+    "load_projections",
+    "projection_stamp",
+    "rebuild_projections",
+    "stored_digests",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +60,7 @@ class ProjectionWriter:
 
     def __init__(self, store: Store, repo_id: str) -> None:
         """Read the digests of the repository's stored projection records."""
-        prefixes = {
-            STRUCTURAL: family_prefix(repo_id, "pkg"),
-            SYMBOL: family_prefix(repo_id, "symbol"),
-            XREF: family_prefix(repo_id, "xref"),
-        }
-        self._have = {
-            tree: {
-                r.key: record_digest(r.value)
-                for r in store.iter_records(tree, prefix, page_size=5000)
-            }
-            for tree, prefix in prefixes.items()
-        }
+        self._have = stored_digests(store, repo_id)
         self._batch = store.batch(commit_every=2000)
         self.written = 0
         self.deleted = 0
@@ -110,3 +119,63 @@ def apply_delta(store: Store, delta: Delta) -> ProjectionDiff:
                     batch.put(tree, key, value)
                     written += 1
     return ProjectionDiff(written, deleted)
+
+
+def stored_digests(store: Store, repo_id: str) -> dict[str, dict[str, bytes]]:
+    """Tree -> key -> digest of every stored projection record of a repository.
+
+    Read off the stored bytes of each value (nothing is decoded); equal to
+    :func:`~repocontext.index.projection.record_digest` of the decoded value.
+    """
+    prefixes = {
+        STRUCTURAL: family_prefix(repo_id, "pkg"),
+        SYMBOL: family_prefix(repo_id, "symbol"),
+        XREF: family_prefix(repo_id, "xref"),
+    }
+    return {
+        tree: {key: packed_digest(packed) for key, packed in store.iter_packed(tree, prefix)}
+        for tree, prefix in prefixes.items()
+    }
+
+
+def projection_stamp(state: ProjectionState) -> dict[str, Any]:
+    """The repository record's fields that let a later process adopt ``state``'s records."""
+    return {
+        "projectionsEpoch": state.epoch,
+        "projectionsFormat": PROJECTION_FORMAT,
+        "projectionsGoModule": state.go_module,
+    }
+
+
+def load_projections(store: Store, repo_id: str, repo: Mapping[str, Any]) -> ProjectionState | None:
+    """The state of a repository's stored projections, or ``None`` when they can't be trusted.
+
+    Trusted means: not marked dirty, stamped by :func:`projection_stamp` with this
+    :data:`~repocontext.index.projection.PROJECTION_FORMAT` (``repo`` is the repository
+    record). The state carries the stamp's epoch and Go module, so a change of ``go.mod``
+    since is a change like any other.
+    """
+    epoch = repo.get("projectionsEpoch")
+    if (
+        not isinstance(epoch, str)
+        or repo.get("projectionsDirty")
+        or repo.get("projectionsFormat") != PROJECTION_FORMAT
+        or "projectionsGoModule" not in repo
+    ):
+        return None
+    go_module = repo["projectionsGoModule"]
+    out = family_prefix(repo_id, "xref") + "out:"
+    links = {
+        path: links_of_out_record(path, record.value if isinstance(record.value, dict) else None)
+        for record in store.iter_records(XREF, out, page_size=5000)
+        for path in (decode_component(record.key[len(out) :]),)
+    }
+    state = ProjectionState.adopt(
+        repo_id,
+        iter_file_nodes(store, repo_id),
+        go_module if isinstance(go_module, str) else None,
+        stored_digests(store, repo_id),
+        links,
+    )
+    state.epoch = epoch
+    return state

@@ -26,12 +26,11 @@ from repocontext.index.job import (
     IndexJob,
     IndexProgress,
     ProgressFn,
-    iter_file_nodes,
     load_stat_fields,
-    read_go_module,
 )
 from repocontext.index.nodes import file_text
 from repocontext.index.projection import ProjectionState
+from repocontext.index.projection_writer import load_projections
 from repocontext.index.walk import WalkOptions
 from repocontext.store import STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value
 from repocontext.store.keys import file_key, repo_key, vec_key, xref_key
@@ -186,11 +185,12 @@ class IndexService:
         return self._execute(repo_id, root, options, None, keep_fresh=True)
 
     def warm(self, repo_id: str) -> bool:
-        """Load the projection state of a repository from its file nodes, writing nothing.
+        """Load the projection state of a repository, writing nothing.
 
         Done ahead of the first change (the reconcile loop does it when it starts watching),
         so that change is applied incrementally. Only a consistent index is loaded: one
-        whose projections are not marked dirty and carry the epoch of their last writer.
+        whose projections are not marked dirty and carry the stamp of their last writer
+        (see :func:`~repocontext.index.projection_writer.load_projections`).
 
         Returns:
             True when a warm state is now held.
@@ -198,13 +198,9 @@ class IndexService:
         with self._repo_lock(repo_id):
             if repo_id in self._states:
                 return True
-            repo = self._repo(repo_id)
-            epoch = repo.get("projectionsEpoch")
-            if not isinstance(epoch, str) or repo.get("projectionsDirty"):
+            state = load_projections(self.store, repo_id, self._repo(repo_id))
+            if state is None:
                 return False
-            nodes = iter_file_nodes(self.store, repo_id)
-            state = ProjectionState.build(repo_id, nodes, read_go_module(Path(str(repo["root"]))))
-            state.epoch = epoch
             self._states[repo_id] = state
             return True
 

@@ -33,6 +33,7 @@ __all__ = [
     "decode_frame",
     "decode_lww",
     "decode_lww_fields",
+    "decode_lww_packed",
     "decode_update",
     "encode_frame",
     "encode_lww_frame",
@@ -201,16 +202,7 @@ def decode_lww_fields(
         InvalidUpdateError: The bytes are not an LWW frame.
     """
     try:
-        unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
-        unpacker.feed(data)
-        unpacker.read_array_header()
-        fmt, code = unpacker.unpack(), unpacker.unpack()
-        if fmt != FORMAT or code != "l":
-            raise ValueError(f"frame format {fmt}/{code}")
-        unpacker.skip()  # version
-        unpacker.skip()  # hlc
-        expires, deleted = unpacker.unpack(), bool(unpacker.unpack())
-        unpacker.skip()  # replica
+        unpacker, expires, deleted = _lww_head(data)
         try:
             size = unpacker.read_map_header()
         except msgpack.UnpackValueError:
@@ -225,6 +217,37 @@ def decode_lww_fields(
         return expires, deleted, fields
     except (ValueError, TypeError, msgpack.UnpackException) as exc:
         raise InvalidUpdateError(f"stored record is not a valid LWW frame: {exc}") from exc
+
+
+def decode_lww_packed(data: bytes) -> tuple[int | None, bool, bytes]:
+    """Return ``(expires_at_ms, deleted, packed)`` of an LWW frame, its value left packed.
+
+    ``packed`` is the value's bytes as :func:`pack` made them when it was written, so a
+    digest of them equals a digest of ``pack(value)`` without decoding anything.
+
+    Raises:
+        InvalidUpdateError: The bytes are not an LWW frame.
+    """
+    try:
+        unpacker, expires, deleted = _lww_head(data)
+        return expires, deleted, data[unpacker.tell() :]
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        raise InvalidUpdateError(f"stored record is not a valid LWW frame: {exc}") from exc
+
+
+def _lww_head(data: bytes) -> tuple[msgpack.Unpacker, int | None, bool]:
+    """Read an LWW frame up to its value: the unpacker (positioned there), expiry, tombstone."""
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False)
+    unpacker.feed(data)
+    unpacker.read_array_header()
+    fmt, code = unpacker.unpack(), unpacker.unpack()
+    if fmt != FORMAT or code != "l":
+        raise ValueError(f"frame format {fmt}/{code}")
+    unpacker.skip()  # version
+    unpacker.skip()  # hlc
+    expires, deleted = unpacker.unpack(), bool(unpacker.unpack())
+    unpacker.skip()  # replica
+    return unpacker, expires, deleted
 
 
 def decode_frame(data: bytes) -> Frame:

@@ -14,7 +14,7 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import msgpack
 
@@ -40,6 +40,7 @@ from repocontext.store.records import (
     decode_frame,
     decode_lww,
     decode_lww_fields,
+    decode_lww_packed,
     encode_update,
     frame_liveness,
     pack,
@@ -53,6 +54,7 @@ DEFAULT_MAX_VALUE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_TOMBSTONE_GRACE_SECONDS: Final = 7 * 24 * 3600
 _CLIENT_ID_BITS: Final = 52
 _FENCE_REGISTER: Final = "fence"
+_T = TypeVar("_T")
 
 
 class Store:
@@ -220,22 +222,50 @@ class Store:
             UnknownTreeError: ``tree`` is not a named tree.
             MergeModeError: ``tree`` is not an LWW tree.
         """
+        for key, fields in self._iter_lww(
+            tree, prefix, lambda raw: decode_lww_fields(raw, names), page_size
+        ):
+            if fields is not None:
+                yield key, fields
+
+    def iter_packed(
+        self, tree: str, prefix: str, *, page_size: int = 5000
+    ) -> Iterator[tuple[str, bytes]]:
+        """Yield ``(key, packed value)`` of every live LWW record under ``prefix``.
+
+        The value stays as the msgpack bytes it was written as (see
+        :func:`~repocontext.store.records.decode_lww_packed`): for comparing many stored
+        values with computed ones by digest, nothing is decoded. One read transaction per page.
+
+        Raises:
+            UnknownTreeError: ``tree`` is not a named tree.
+            MergeModeError: ``tree`` is not an LWW tree.
+        """
+        return self._iter_lww(tree, prefix, decode_lww_packed, page_size)
+
+    def _iter_lww(
+        self,
+        tree: str,
+        prefix: str,
+        decode: Callable[[bytes], tuple[int | None, bool, _T]],
+        page_size: int,
+    ) -> Iterator[tuple[str, _T]]:
         spec = tree_spec(tree)
         if spec.mode is not MergeMode.LWW:
             raise MergeModeError(f"{tree} is not a last-writer-wins tree")
         first, end = prefix.encode(), prefix_end(prefix.encode())
         while True:
             now_ms = self.clock.now() * 1000
-            page: list[tuple[bytes, dict[str, Value] | None, bool]] = []
+            page: list[tuple[bytes, _T, bool]] = []
             with self.backend.read() as txn:
                 for kb, raw in txn.iterate(spec.name, first, end):
                     if len(page) == page_size:
                         break
-                    expires, deleted, fields = decode_lww_fields(raw, names)
-                    page.append((kb, fields, _live_header(expires, deleted, now_ms)))
-            for kb, fields, live in page:
-                if live and fields is not None:
-                    yield kb.decode(), fields
+                    expires, deleted, payload = decode(raw)
+                    page.append((kb, payload, _live_header(expires, deleted, now_ms)))
+            for kb, payload, live in page:
+                if live:
+                    yield kb.decode(), payload
             if len(page) < page_size:
                 return
             first = page[-1][0] + b"\x00"

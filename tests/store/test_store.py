@@ -17,6 +17,7 @@ from repocontext.store import (
     Store,
 )
 from repocontext.store.keys import file_key, mem_key, vec_key
+from repocontext.store.records import pack, unpack
 
 
 def test_put_then_get_returns_the_value_with_a_version(store):
@@ -130,6 +131,20 @@ def test_iter_fields_decodes_only_the_named_fields_of_live_records(store, clock)
     assert store.count(STRUCTURAL, "repo/r/file/") == 12  # f05 and short-lived are gone
     with pytest.raises(MergeModeError):
         list(store.iter_fields(MEMORY, "repo/r/", frozenset({"x"})))
+
+
+def test_iter_packed_yields_the_written_bytes_of_live_records(store, clock):
+    values = {f"f{i:02}": {"path": f"f{i:02}", "n": [i, "x" * i, None, 1.5]} for i in range(9)}
+    for name, value in values.items():
+        store.put(STRUCTURAL, file_key("r", name), value)
+    store.put(STRUCTURAL, file_key("r", "short-lived"), {"size": -1}, ttl_seconds=5)
+    store.delete(STRUCTURAL, file_key("r", "f03"))
+    clock.advance(6)
+    found = list(store.iter_packed(STRUCTURAL, "repo/r/file/", page_size=2))
+    assert found == [(file_key("r", n), pack(v)) for n, v in values.items() if n != "f03"]
+    assert [unpack(p) for _, p in found] == [v for n, v in values.items() if n != "f03"]
+    with pytest.raises(MergeModeError):
+        list(store.iter_packed(MEMORY, "repo/r/"))
 
 
 def test_a_token_from_another_scan_is_refused(store):

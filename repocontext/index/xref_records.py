@@ -1,0 +1,60 @@
+"""The wire form of the xref records: a file's links, its reverse links, a name's users.
+
+:mod:`repocontext.index.projection` decides which records to compute; this module is what
+each one holds, and the inverse for a file's links (a process adopting the stored records
+reads them back instead of resolving every import and reference again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from repocontext.index.model import Link
+from repocontext.index.resolve import IMPORT, REFERENCE
+
+__all__ = ["MAX_USERS", "in_record", "links_of_out_record", "name_record", "out_record"]
+
+MAX_USERS: Final = 200
+"""A name record lists at most this many users (in path order) beside their count."""
+
+
+def links_of_out_record(path: str, record: Mapping[str, Any] | None) -> list[Link]:
+    """The links an :func:`out_record` of ``path`` was made of (its inverse)."""
+    if not record:
+        return []
+    return [
+        Link(path, wire["path"], kind, wire["reason"], tuple(wire.get("names", ())))
+        for field_name, kind in (("imports", IMPORT), ("references", REFERENCE))
+        for wire in record.get(field_name, ())
+    ]
+
+
+def out_record(links: Iterable[Link]) -> dict[str, Any] | None:
+    """The ``out:{path}`` record of a file's import and reference links (``None``: no links)."""
+    imports = [_link_wire(link.target, link) for link in links if link.kind == "import"]
+    refs = [_link_wire(link.target, link) for link in links if link.kind == "reference"]
+    return {"imports": imports, "references": refs} if imports or refs else None
+
+
+def in_record(incoming: Iterable[Link], covering: Iterable[Link]) -> dict[str, Any] | None:
+    """The ``in:{path}`` record: dependents (sorted by source, kind, reason) and covering tests."""
+    ordered = sorted(incoming, key=lambda x: (x.source, x.kind, x.reason))
+    deps = [_link_wire(link.source, link) for link in ordered]
+    tests = [_link_wire(link.source, link) for link in covering]
+    return {"dependents": deps, "coveringTests": tests} if deps or tests else None
+
+
+def name_record(name: str, users: Iterable[str]) -> dict[str, Any] | None:
+    """The ``name:{name}`` record: the first users in path order and their count."""
+    ordered = sorted(users)
+    if not ordered:
+        return None
+    return {"name": name, "users": ordered[:MAX_USERS], "count": len(ordered)}
+
+
+def _link_wire(other: str, link: Link) -> dict[str, Any]:
+    wire: dict[str, Any] = {"path": other, "reason": link.reason}
+    if link.names:
+        wire["names"] = list(link.names)
+    return wire

@@ -1,0 +1,123 @@
+"""A process without a projection state takes the stored projections over (no rebuild)."""
+
+from pathlib import Path
+
+from repocontext.index.projection import PROJECTION_FORMAT, record_digest
+from repocontext.index.projection_writer import stored_digests
+from repocontext.settings import Settings
+from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
+from repocontext.store.keys import family_prefix, repo_key, xref_key
+from repocontext.workspace import Workspace
+
+TREES = {STRUCTURAL: "pkg", SYMBOL: "symbol", XREF: "xref"}
+
+
+def run(data: Path, root: Path, repo_id: str = "demo", edit=None) -> dict:
+    """One indexing run in a workspace of its own (a new process's view: no state held)."""
+    settings = Settings(data_dir=data, workspace_root=root.parent, embedder="off")
+    with Workspace.open(settings) as workspace:
+        if edit is not None:
+            edit(workspace.store)
+        status = workspace.bootstrap(root, repo_id, background=False)
+        assert status.status == "completed"
+        return status.counters
+
+
+def projections(data: Path, root: Path, repo_id: str = "demo") -> dict[str, dict]:
+    settings = Settings(data_dir=data, workspace_root=root.parent, embedder="off")
+    with Workspace.open(settings) as workspace:
+        store = workspace.store
+        return {
+            tree: {r.key: r.value for r in store.iter_records(tree, family_prefix(repo_id, f))}
+            for tree, f in TREES.items()
+        }
+
+
+def tamper(key: str):
+    """An edit that makes one stored record wrong while the projections stay marked clean."""
+
+    def edit(store: Store) -> None:
+        store.put(XREF, key, {"name": "tampered", "users": [], "count": 0})
+
+    return edit
+
+
+def restamp(**fields):
+    def edit(store: Store) -> None:
+        repo = dict(store.get(STRUCTURAL, repo_key("demo")).value)
+        repo.update(fields)
+        store.put(STRUCTURAL, repo_key("demo"), repo)
+
+    return edit
+
+
+def test_a_fresh_process_applies_a_change_to_the_stored_projections(repo, tmp_path):
+    run(tmp_path / "a", repo)
+    (repo / "pkg" / "util.py").write_text(
+        "def parse(text):\n    return text.split()\n\n\ndef render(items):\n    return items\n"
+    )
+    (repo / "pkg" / "extra.py").write_text("from pkg.util import render\n\nrender([])\n")
+    (repo / "README.md").unlink()  # the file set changes too
+    # A record the change cannot affect is made wrong first: adopted, it is trusted as is.
+    unrelated = xref_key("demo", "name:helper")
+    counters = run(tmp_path / "a", repo, edit=tamper(unrelated))
+    assert 0 < counters["projectionWrites"] < 20
+    adopted = projections(tmp_path / "a", repo)
+    assert adopted[XREF][unrelated]["name"] == "tampered"
+    run(tmp_path / "b", repo)  # from nothing
+    scratch = projections(tmp_path / "b", repo)
+    adopted[XREF][unrelated] = scratch[XREF][unrelated]
+    assert adopted == scratch
+    assert "pkg/extra.py" in {
+        d["path"] for d in scratch[XREF][xref_key("demo", "in:pkg/util.py")]["dependents"]
+    }
+
+
+def test_projections_of_another_format_or_marked_dirty_are_rebuilt(repo, tmp_path):
+    run(tmp_path / "a", repo)
+    unrelated = xref_key("demo", "name:helper")
+    for stamp in ({"projectionsFormat": PROJECTION_FORMAT + 1}, {"projectionsDirty": True}):
+        (repo / "pkg" / "app.py").write_text(f"# {stamp}\nfrom pkg.util import parse\n")
+        settings = Settings(data_dir=tmp_path / "a", workspace_root=repo.parent, embedder="off")
+        with Workspace.open(settings) as workspace:
+            tamper(unrelated)(workspace.store)
+            restamp(**stamp)(workspace.store)
+            assert workspace.bootstrap(repo, "demo", background=False).status == "completed"
+            assert workspace.store.get(XREF, unrelated).value["name"] == "helper"
+
+
+def test_a_go_module_renamed_since_the_stored_build_relinks_everything(repo_factory, tmp_path):
+    files = {
+        "go.mod": "module example.com/m\n\ngo 1.22\n",
+        "a/a.go": 'package a\n\nimport "example.com/m/b"\n\nfunc A() int { return b.B() }\n',
+        "b/b.go": "package b\n\nfunc B() int { return 1 }\n",
+    }
+    root = repo_factory(tmp_path / "ws" / "demo", files)
+    run(tmp_path / "a", root)
+    before = projections(tmp_path / "a", root)
+    assert [i["path"] for i in before[XREF][xref_key("demo", "out:a/a.go")]["imports"]] == [
+        "b/b.go"
+    ]
+    (root / "go.mod").write_text("module example.com/n\n\ngo 1.22\n")
+    run(tmp_path / "a", root)
+    run(tmp_path / "b", root)
+    after = projections(tmp_path / "a", root)
+    assert after == projections(tmp_path / "b", root)
+    assert after != before
+
+
+def test_stored_digests_equal_the_digests_of_the_decoded_values(repo, tmp_path):
+    run(tmp_path / "a", repo)
+    settings = Settings(data_dir=tmp_path / "a", workspace_root=repo.parent, embedder="off")
+    with Workspace.open(settings) as workspace:
+        digests = stored_digests(workspace.store, "demo")
+        store = workspace.store
+        expected = {
+            tree: {
+                r.key: record_digest(r.value)
+                for r in store.iter_records(tree, family_prefix("demo", f))
+            }
+            for tree, f in TREES.items()
+        }
+    assert digests == expected
+    assert all(digests.values())
