@@ -358,8 +358,9 @@ def render(
         "embedding pass competes with the index in the process): `refresh` is the scoped "
         "re-index the reconcile loop runs for a batch of file events; `watch` is from the write "
         "until `outline` shows the new symbol, through the real watcher (50 ms debounce). "
-        "`warm` loads the projection state from the stored file nodes once, before the first "
-        "change (the reconcile loop does it when it starts).",
+        "`warm` adopts the stored projections once, before the first change (the reconcile "
+        "loop does it when it starts; a fresh `repocontext index` does the same at its first "
+        "change, which is most of its one-file rerun time).",
         "",
         "| corpus | warm s | one-file refresh ms | one-file watch-to-index ms |",
         "|---|---:|---:|---:|",

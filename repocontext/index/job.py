@@ -11,9 +11,11 @@ Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
   record carries ``projectionsDirty`` until the projections have been rebuilt, so a run
   killed at any point is completed by the next one, which ends with the same records.
 * Projections: a job given the :class:`ProjectionState` of the previous run (the serving
-  process keeps it) updates only the records its changes affect; without one, or when the
-  stored ``projectionsEpoch`` says another process wrote the projections since, it rebuilds
-  the state and writes the difference. A whole-tree run builds that state while it parses:
+  process keeps it) updates only the records its changes affect. Without one, or when the
+  stored ``projectionsEpoch`` says another process wrote the projections since, it adopts
+  the stored projections at its first change when their stamp allows
+  (:func:`~repocontext.index.projection_writer.load_projections`) and does the same;
+  otherwise it rebuilds the state and writes the difference. A whole-tree run builds that state while it parses:
   each unchanged stored node and each new node is staged as it comes, so no file node is
   read back from the store, and its symbol and package records are written in groups as
   they accumulate (they need no other file), leaving only the links for after the parse.
