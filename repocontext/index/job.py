@@ -15,10 +15,11 @@ Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
   stored ``projectionsEpoch`` says another process wrote the projections since, it adopts
   the stored projections at its first change when their stamp allows
   (:func:`~repocontext.index.projection_writer.load_projections`) and does the same;
-  otherwise it rebuilds the state and writes the difference. A whole-tree run builds that state while it parses:
-  each unchanged stored node and each new node is staged as it comes, so no file node is
-  read back from the store, and its symbol and package records are written in groups as
-  they accumulate (they need no other file), leaving only the links for after the parse.
+  otherwise it rebuilds the state and writes the difference. A whole-tree run builds that
+  state while it parses: each unchanged stored node and each new node is staged as it
+  comes, so no file node is read back from the store, and its symbol and package records
+  are written in groups as they accumulate (they need no other file), leaving only the
+  links for after the parse.
 * Scoped: a job with ``scope`` walks, compares and removes only under those prefixes (the
   reconcile loop refreshes the paths a watcher reported). Its phase is ``reconciling``
   throughout, and it records a status only once it finds a change, so refreshing paths
