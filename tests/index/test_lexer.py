@@ -49,7 +49,7 @@ def test_lexing_finds_every_name_node_of_each_fixture_sample(language):
 def test_comments_strings_numbers_and_keywords_are_not_names():
     source = b'''
 import os  # comment_word
-x = f"{hidden}" + r'raw_word' + b"bytes_word" + """doc_word
+x = f"{{escaped}}" + r'raw_word' + b"bytes_word" + """doc_word
 more_doc""" + 0xFF + 1e10 + 10_000
 def used(arg): return arg is None
 '''
@@ -61,7 +61,7 @@ def used(arg): return arg is None
     [
         (
             "javascript",
-            b"const $el = `tpl ${inner}`; /* block */ // line\nlet a = 'q';",
+            b"const $el = `tpl word`; /* block */ // line\nlet a = 'q';",
             {"$el", "a"},
         ),
         ("go", b"s := `raw word`\nc := 'x'\nreturn s // done", {"s", "c"}),
@@ -72,7 +72,7 @@ def used(arg): return arg is None
             {"main", "puts"},
         ),
         ("cpp", b'auto s = R"x(not_a_name)x"; int n = 0x1F;', {"s", "n"}),
-        ("csharp", b'var p = @"C:\\\\dir ""quoted"""; var q = $"{hidden}";', {"p", "q"}),
+        ("csharp", b'var p = @"C:\\\\dir ""quoted"""; var q = $"{{escaped}}";', {"p", "q"}),
         ("java", b'String t = """\n  text_block\n  """; int k = 10L;', {"String", "t", "k"}),
         (
             "ruby",
@@ -82,6 +82,33 @@ def used(arg): return arg is None
     ],
 )
 def test_each_family_skips_its_comments_and_literals(language, source, names):
+    assert identifiers(source, language) == names
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "names"),
+    [
+        (
+            "python",
+            b'x = f"a {first} {{no}} {obj.attr:{width}}" + rf\'{raw}\' + "{plain}"\n'
+            b'y = f"""\n{multi}\n""" if x else elif_"{tail}"',
+            {"x", "first", "obj", "attr", "width", "raw", "y", "multi", "elif_"},
+        ),
+        (
+            "javascript",
+            b"const s = a`${tagged}` + `x ${one + two} ${{}}`;",
+            {"s", "a", "tagged", "one", "two"},
+        ),
+        (
+            "ruby",
+            b'puts "hi #{name} #{obj.call}" # #{commented}',
+            {"puts", "name", "obj", "call", "commented"},
+        ),
+        ("csharp", b'var s = $"v {Value} {{esc}}" + $@"{Other}";', {"s", "Value", "Other"}),
+    ],
+)
+def test_names_in_string_interpolations_are_found(language, source, names):
+    # (an interpolation-looking comment counts too: a possible extra reference, by design)
     assert identifiers(source, language) == names
 
 
