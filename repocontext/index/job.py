@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError, RepoContextError
 from repocontext.index.extract import Extracted, extract_many
-from repocontext.index.fingerprint import git_index_blobs
+from repocontext.index.fingerprint import git_index_blobs, is_binary_file
 from repocontext.index.model import FileOutline
 from repocontext.index.nodes import (
     NODE_FORMAT,
@@ -84,6 +84,8 @@ STAT_FIELDS: Final = frozenset(
 CHUNK: Final = 48
 IN_FLIGHT_PER_WORKER: Final = 3
 PARALLEL_THRESHOLD: Final = 96
+PROBE_IN_PROCESS: Final = 5_000
+"""A rerun with at most this many files to read tells skipped binaries apart itself."""
 COMMIT_EVERY: Final = 400
 FLUSH_LOCAL_AT: Final = 20_000
 """A full build writes its symbol and package records once this many are pending (sorted
@@ -259,6 +261,8 @@ class IndexJob:
             )
         ]
         progress.files_unchanged = len(result.entries) - len(todo)
+        if stored and self.options.exclude_binary and len(todo) <= PROBE_IN_PROCESS:
+            todo = self._without_skipped_binaries(todo, stored)
         removed = sorted(stored.keys() - {e.path for e in result.entries})
         if not todo and not removed:
             return False
@@ -273,6 +277,23 @@ class IndexJob:
                 self._remove(batch, path)
                 changed = True
         return changed
+
+    def _without_skipped_binaries(
+        self, todo: list[WalkEntry], stored: Mapping[str, Any]
+    ) -> list[WalkEntry]:
+        """Drop the binary files a rerun would skip again, telling them here (8 KiB each).
+
+        A skipped binary has no node, so every run reads it again; probed in this process,
+        a rerun whose only candidates they are starts no parser processes at all.
+        """
+        kept = []
+        for entry in todo:
+            if entry.path not in stored and is_binary_file(self.root / entry.path):
+                self.progress.files_read += 1
+                self.progress.files_skipped += 1
+            else:
+                kept.append(entry)
+        return kept
 
     def _apply_file(
         self,

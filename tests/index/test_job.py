@@ -2,7 +2,12 @@ import os
 from pathlib import Path
 
 from repocontext.entries import recall
-from repocontext.index.job import FLUSH_LOCAL_AT, iter_file_nodes, load_file_nodes
+from repocontext.index.job import (
+    FLUSH_LOCAL_AT,
+    PARALLEL_THRESHOLD,
+    iter_file_nodes,
+    load_file_nodes,
+)
 from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import ProjectionWriter
 from repocontext.index.walk import WalkOptions
@@ -117,6 +122,27 @@ def test_binary_oversized_undecodable_and_symlinked_files_are_handled(workspace,
     kept = index(workspace, repo, max_file_bytes=200, exclude_binary=False)
     assert load_file_nodes(workspace.store, "demo")["blob.bin"]["binary"] is True
     assert kept.status == "completed"
+
+
+def test_a_rerun_tells_skipped_binaries_apart_and_still_indexes_new_text(workspace, repo):
+    # More binaries than PARALLEL_THRESHOLD: a rerun probes them itself (8 KiB each) and,
+    # with nothing else to read, neither parses nor writes anything but its status.
+    for i in range(PARALLEL_THRESHOLD + 20):
+        (repo / "assets" / f"img{i}.bin").parent.mkdir(exist_ok=True)
+        (repo / "assets" / f"img{i}.bin").write_bytes(b"PNG\x00" + bytes([i]) * 50)
+    first = index(workspace, repo)
+    assert first.counters["filesSkipped"] == PARALLEL_THRESHOLD + 20
+    before = workspace.store.last_seq()
+    again = index(workspace, repo)
+    assert {c.key for c in workspace.store.changes(after=before)} == {"repo/demo"}
+    assert again.counters["filesSkipped"] == again.counters["filesRead"] == PARALLEL_THRESHOLD + 20
+    (repo / "assets" / "notes.py").write_text("def noted():\n    return 1\n")
+    (repo / "assets" / "img0.bin").write_text("now text\n")  # a binary turned text
+    third = index(workspace, repo)
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert {"assets/notes.py", "assets/img0.bin"} <= set(nodes)
+    assert "assets/img1.bin" not in nodes
+    assert third.counters["filesAdded"] == 2
 
 
 def test_include_and_exclude_globs_filter_the_index(workspace, repo):
