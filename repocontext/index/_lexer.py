@@ -179,8 +179,7 @@ def _lexer(family: str) -> tuple[re.Pattern[bytes], bytes, frozenset[bytes]]:
 
 def _holes(source: bytes, family: str) -> bytes:
     """The text of the interpolation holes of ``source``'s string literals, space separated."""
-    spec = _INTERPOLATION.get(family)
-    if spec is None:
+    if family not in _INTERPOLATION:
         return b""
     openers, literal, hole = _interpolation(family)
     prefixed = family == "python"  # the opener is a string prefix: it must start a word
