@@ -21,6 +21,7 @@ __all__ = [
     "NODE_FORMAT",
     "file_node",
     "file_text",
+    "flat_symbols",
     "iter_file_nodes",
     "iter_symbols",
     "load_file_nodes",
@@ -93,19 +94,44 @@ def stat_matches(node: Mapping[str, Any], size: int, mtime_ns: int, inode: int) 
     )
 
 
-def outline_of(node: Mapping[str, Any]) -> FileOutline | None:
-    """Rebuild the outline stored in a file node (``None`` for files without one)."""
+def outline_of(node: Mapping[str, Any], *, whole: bool = True) -> FileOutline | None:
+    """Rebuild the outline stored in a file node (``None`` for files without one).
+
+    ``whole`` False leaves out the symbols and references (read them with
+    :func:`flat_symbols` and the node's ``references``).
+    """
     language = node.get("language")
     if not language or not node.get("hasContent"):
         return None
     return FileOutline(
         language=language,
-        symbols=tuple(symbol_from_wire(s) for s in node.get("symbols") or ()),
+        symbols=tuple(symbol_from_wire(s) for s in node.get("symbols") or ()) if whole else (),
         imports=tuple(_import_from_wire(i) for i in node.get("imports") or ()),
-        references=tuple(node.get("references") or ()),
+        references=tuple(node.get("references") or ()) if whole else (),
         package=node.get("package"),
         errors=bool(node.get("syntaxErrors")),
     )
+
+
+def flat_symbols(node: Mapping[str, Any]) -> Iterator[Symbol]:
+    """Every symbol of a node's outline as :func:`iter_symbols` orders them, without children.
+
+    Cheaper than rebuilding the tree when only each symbol's own fields are wanted.
+    """
+    pending = list(reversed(node.get("symbols") or ()))
+    while pending:
+        wire = pending.pop()
+        yield Symbol(
+            wire["kind"],
+            wire["name"],
+            wire["fullyQualifiedName"],
+            wire["signature"],
+            wire["startLine"],
+            wire["endLine"],
+        )
+        children = wire.get("children")
+        if children:
+            pending.extend(reversed(children))
 
 
 def symbol_to_wire(symbol: Symbol) -> dict[str, Value]:

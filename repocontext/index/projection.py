@@ -45,7 +45,7 @@ from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
 from repocontext.index.model import FileOutline, Link, Symbol
-from repocontext.index.nodes import iter_symbols, outline_of
+from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
     RepoFiles,
@@ -115,22 +115,47 @@ class _Facts:
 
 
 def _facts(outline: FileOutline) -> _Facts:
+    """The facts of a parsed outline (its symbols kept without their children)."""
+    symbols = (
+        Symbol(s.kind, s.name, s.fq_name, s.signature, s.start_line, s.end_line)
+        if s.children
+        else s
+        for s in iter_symbols(outline.symbols)
+    )
+    bare = dataclasses.replace(outline, symbols=(), references=())
+    return _facts_from(bare, symbols, outline.references)
+
+
+def _file_facts(node: Mapping[str, Any] | None, parsed: FileOutline | None) -> _Facts | None:
+    """A file's facts: from its parsed outline if given, else off its node's wire form."""
+    if node is None:
+        return None
+    if parsed is not None:
+        return _facts(parsed)
+    bare = outline_of(node, whole=False)  # (no symbol tree is built)
+    if bare is None:
+        return None
+    return _facts_from(bare, flat_symbols(node), node.get("references") or ())
+
+
+def _facts_from(bare: FileOutline, symbols: Iterable[Symbol], refs: Iterable[str]) -> _Facts:
     # Names are interned: they recur in every file, and the state keeps every file's facts.
+    # Symbols come without children, whichever way they were read, so facts compare equal.
     intern = sys.intern
     defs: dict[str, list[Symbol]] = defaultdict(list)
     defines: set[str] = set()
     names: set[str] = set()
-    for symbol in iter_symbols(outline.symbols):
+    for symbol in symbols:
         name = intern(symbol.name)
         names.add(name)
         if symbol.kind != "impl":
             defines.add(name)
         defs[symbol.fq_name].append(symbol)
     return _Facts(
-        outline=dataclasses.replace(outline, symbols=(), references=()),
+        outline=bare,
         defines=frozenset(defines),
         names=frozenset(names),
-        refs=tuple(sorted(map(intern, outline.references))),
+        refs=tuple(sorted(map(intern, refs))),
         defs={fq: tuple(found) for fq, found in defs.items()},
     )
 
@@ -200,19 +225,13 @@ class ProjectionState:
         records: dict[str, dict[str, bytes]],
         links: Mapping[str, list[Link]],
     ) -> ProjectionState:
-        """Take over projections already stored, computing none of their records.
+        """Take over stored projections, computing none of their records.
 
-        Args:
-            repo_id: The repository.
-            nodes: The file nodes the stored records were computed from.
-            go_module: The Go module they were computed with.
-            records: Tree -> key -> digest of each stored record (the store has them).
-            links: Path -> its links, from its stored ``out:`` record
-                (:func:`links_of_out_record`; a file without links may be absent).
-
-        The indexes are built from the nodes as by :meth:`build`; the records and the links
-        are taken on trust, which holds while the stored projections are not marked dirty
-        and were written by this :data:`PROJECTION_FORMAT`.
+        The indexes are built from ``nodes`` (those the records were computed from, with
+        ``go_module``) as by :meth:`build`; ``records`` (tree -> key -> digest) and ``links``
+        (path -> its links, read back with :func:`links_of_out_record`; absent: none) are
+        taken on trust, which holds while the stored projections are not marked dirty and
+        were written by this :data:`PROJECTION_FORMAT`.
         """
         state = cls(repo_id)
         for node in nodes:
@@ -349,14 +368,14 @@ class ProjectionState:
         was_known = path in self._languages
         old_language = self._languages.get(path)
         old = self._facts.pop(path, _NO_FACTS)
-        outline = None if node is None else parsed or outline_of(node)
-        new = _facts(outline) if outline is not None else _NO_FACTS
+        facts = _file_facts(node, parsed)
+        new = _NO_FACTS if facts is None else facts
         if node is None:
             self._languages.pop(path, None)
         else:
             language = node.get("language")
             self._languages[path] = None if language is None else sys.intern(language)
-        if outline is not None:
+        if facts is not None:
             self._facts[path] = new
         directory = posixpath.dirname(path) or "."
         if was_known != (node is not None):
