@@ -188,13 +188,11 @@ def _holes(source: bytes, family: str) -> bytes:
         at = source.find(opener)
         while at >= 0:
             start = at - 1 if prefixed and at and source[at - 1] in b"rR" else at  # rf"..."
-            if prefixed and start and source[start - 1] in _WORD:
-                pass  # the end of a name (elif"...), not a string prefix
-            elif literal is None:
-                if (match := hole.match(source, at)) is not None:
-                    found.append(match.group(1))
-            elif (match := literal.match(source, at)) is not None:
-                found.extend(hole.findall(match.group()))
+            # A prefix must start a word: elif"..." is the end of a name, not an f-string.
+            if not (prefixed and start and source[start - 1] in _WORD):
+                match = (hole if literal is None else literal).match(source, at)
+                if match is not None:
+                    found.extend([match.group(1)] if literal is None else hole.findall(match[0]))
             at = source.find(opener, at + 1)
     return b" ".join(found)
 
