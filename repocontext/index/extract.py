@@ -6,6 +6,7 @@ processes (tree-sitter's parse holds the GIL, so only processes use both cores).
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from repocontext.index.parser import parse_outline
 from repocontext.index.walk import WalkEntry
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 
-__all__ = ["Extracted", "extract_file", "extract_many"]
+__all__ = ["Extracted", "extract_file", "extract_many", "worker_started"]
 
 
 @pickled_by_fields
@@ -117,3 +118,13 @@ def extract_many(
 ) -> list[Extracted]:
     """Extract a chunk of files (the unit of work sent to a worker process)."""
     return [extract_file(root, entry, encoding, skip_binary=skip_binary) for entry in entries]
+
+
+def worker_started() -> None:
+    """Set up a parser process: no cyclic garbage collection.
+
+    What a worker allocates per file (syntax nodes, the outline, the text) is freed by
+    reference counting as soon as the file's result is sent; the collector would only
+    walk it, for about 3 % of the worker's time.
+    """
+    gc.disable()

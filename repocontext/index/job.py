@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError, RepoContextError
-from repocontext.index.extract import Extracted, extract_many
+from repocontext.index._collector import collector_paused
+from repocontext.index.extract import Extracted, extract_many, worker_started
 from repocontext.index.fingerprint import git_index_blobs, is_binary_file
 from repocontext.index.model import FileOutline
 from repocontext.index.nodes import (
@@ -212,13 +213,8 @@ class IndexJob:
         if not self._attempt:
             self.begin()
         try:
-            result = self._keyable(walk(self.root, self.options, scope=self.scope))
-            self.progress.files_skipped = len(result.issues)
-            self.progress.issues = [{"path": i.path, "reason": i.reason} for i in result.issues]
-            changed = self._ingest(result)
-            if changed or self._repo().get("projectionsDirty"):
-                self._project()
-            self._finish(result, changed)
+            with collector_paused():  # the run's objects are acyclic (see _collector)
+                self._run()
         except RepoContextError as exc:
             self._status("failed", error={"code": exc.code, "message": exc.message}, force=True)
             raise
@@ -232,6 +228,15 @@ class IndexJob:
         return self.progress
 
     # -- phases ------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        result = self._keyable(walk(self.root, self.options, scope=self.scope))
+        self.progress.files_skipped = len(result.issues)
+        self.progress.issues = [{"path": i.path, "reason": i.reason} for i in result.issues]
+        changed = self._ingest(result)
+        if changed or self._repo().get("projectionsDirty"):
+            self._project()
+        self._finish(result, changed)
 
     def _keyable(self, result: WalkResult) -> WalkResult:
         """Drop files whose path no key can hold (control characters, too long)."""
@@ -413,7 +418,9 @@ class IndexJob:
             return
         context = get_context("spawn")  # never fork a process that holds an LMDB environment
         window = self.workers * IN_FLIGHT_PER_WORKER
-        with ProcessPoolExecutor(max_workers=self.workers, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=context, initializer=worker_started
+        ) as pool:
             # A bounded window of chunks in flight: results carry whole file texts, so
             # submitting everything at once would hold the repository in memory.
             pending: deque[Future[list[Extracted]]] = deque()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from repocontext.errors import IndexRunningError, NotFoundError, RepoContextError
+from repocontext.index._collector import collector_paused
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
 from repocontext.index.job import (
     IndexJob,
@@ -198,7 +199,8 @@ class IndexService:
         with self._repo_lock(repo_id):
             if repo_id in self._states:
                 return True
-            state = load_projections(self.store, repo_id, self._repo(repo_id))
+            with collector_paused():  # (as IndexJob.run)
+                state = load_projections(self.store, repo_id, self._repo(repo_id))
             if state is None:
                 return False
             self._states[repo_id] = state
