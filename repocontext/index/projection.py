@@ -79,8 +79,8 @@ __all__ = [
 ]
 
 PROJECTION_FORMAT: Final = 1
-"""Version of what the records hold and how they are computed from file nodes: a change to
-either must bump it, so stored projections of an older version are rebuilt, not adopted."""
+"""Version of what the records hold and how they are computed: a change must bump it, so
+older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
 _PACKAGED: Final = (".java", ".cs")  # files whose declared package import resolution reads
 _FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each file's refs

@@ -1,0 +1,126 @@
+"""A change to what the projection records hold must come with a new PROJECTION_FORMAT.
+
+A process adopts stored projections stamped with the current format without recomputing
+them (docs/indexing.md, *Adopting*). If the records' computation changed but the format did
+not, a store written by the old code would be trusted and stay wrong. This test pins the
+records of a fixed set of outlines (hand-written, so grammar upgrades do not move it) to a
+digest recorded per format: a change that alters them fails here until the format is
+bumped and the digest recorded. (A change these outlines do not exercise is not caught.)
+"""
+
+import hashlib
+
+from repocontext.index.model import FileOutline, ImportRef, Symbol
+from repocontext.index.projection import PROJECTION_FORMAT, ProjectionState
+from repocontext.store.records import pack
+
+# PROJECTION_FORMAT -> digest of every record the outlines below project to.
+RECORDED = {1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c"}
+
+
+def sym(kind: str, name: str, fq: str, line: int, *children: Symbol) -> Symbol:
+    return Symbol(kind, name, fq, f"{kind} {name}", line, line + 3, children)
+
+
+OUTLINES = {
+    "pkg/__init__.py": FileOutline("python"),
+    "pkg/util.py": FileOutline(
+        "python",
+        symbols=(
+            sym("constant", "DEFAULT", "pkg.util.DEFAULT", 1),
+            sym("function", "parse", "pkg.util.parse", 3),
+            sym(
+                "class",
+                "Helper",
+                "pkg.util.Helper",
+                6,
+                sym("method", "run", "pkg.util.Helper.run", 7),
+            ),
+        ),
+        imports=(ImportRef("os", "python", 1),),
+        references=("os", "split"),
+    ),
+    "pkg/app.py": FileOutline(
+        "python",
+        symbols=(sym("function", "main", "pkg.app.main", 4),),
+        imports=(
+            ImportRef("pkg.util", "python", 1, names=("Helper", "parse")),
+            ImportRef("", "python", 2, level=1, names=("util",)),
+        ),
+        references=("Helper", "parse", "render"),
+    ),
+    "tests/test_util.py": FileOutline(
+        "python",
+        symbols=(sym("function", "test_parse", "tests.test_util.test_parse", 3),),
+        imports=(ImportRef("pkg.util", "python", 1, names=("parse",)),),
+        references=("parse",),
+    ),
+    "web/index.js": FileOutline(
+        "javascript",
+        symbols=(sym("function", "start", "web.index.start", 2),),
+        imports=(ImportRef("./lib", "js", 1),),
+        references=("helper",),
+    ),
+    "web/lib/index.js": FileOutline(
+        "javascript", symbols=(sym("function", "helper", "web.lib.index.helper", 1),)
+    ),
+    "web/lib/index.test.js": FileOutline(
+        "javascript", imports=(ImportRef("./index.js", "js", 1),), references=("helper",)
+    ),
+    "go/a/a.go": FileOutline(
+        "go", symbols=(sym("function", "Render", "go.a.a.Render", 3),), package="a"
+    ),
+    "go/b/b.go": FileOutline(
+        "go",
+        imports=(ImportRef("example.com/m/go/a", "go", 3),),
+        references=("Render",),
+        package="b",
+    ),
+    "go/a/a_test.go": FileOutline("go", references=("Render",), package="a"),
+    "java/com/x/Shape.java": FileOutline(
+        "java", symbols=(sym("class", "Shape", "java.com.x.Shape.Shape", 3),), package="com.x"
+    ),
+    "java/com/y/Use.java": FileOutline(
+        "java",
+        imports=(ImportRef("com.x.Shape", "java", 3),),
+        references=("Shape",),
+        package="com.y",
+    ),
+    "src/lib.rs": FileOutline("rust", imports=(ImportRef("util", "rust_mod", 1),)),
+    "src/util.rs": FileOutline("rust", symbols=(sym("function", "tidy", "src.util.tidy", 1),)),
+    "c/m.h": FileOutline("c", symbols=(sym("function", "area", "c.m.area", 1),)),
+    "c/m.c": FileOutline(
+        "c",
+        imports=(
+            ImportRef("m.h", "c_include", 1),
+            ImportRef("stdio.h", "c_include", 2, system=True),
+        ),
+        references=("area",),
+    ),
+    "README.md": None,
+}
+
+
+def projected_digest() -> tuple[str, int]:
+    state = ProjectionState("demo")
+    for path, outline in OUTLINES.items():
+        state.stage(path, {"path": path, "language": outline and outline.language}, outline)
+    records: list[tuple[str, str, bytes]] = []
+    state.commit(
+        "example.com/m", emit=lambda tree, key, value, *_: records.append((tree, key, pack(value)))
+    )
+    digest = hashlib.sha256()
+    for tree, key, packed in sorted(records):
+        digest.update(f"{tree}\0{key}\0".encode() + packed)
+    return digest.hexdigest(), len(records)
+
+
+def test_the_projection_records_of_this_format_are_the_recorded_ones():
+    digest, count = projected_digest()
+    assert count == 43
+    assert RECORDED.get(PROJECTION_FORMAT) == digest, (
+        "The projection records changed. Bump PROJECTION_FORMAT in "
+        "repocontext/index/projection.py (stores stamped with the old format then rebuild "
+        f"instead of adopting records the new code would not write) and record {digest!r} "
+        "for it in RECORDED."
+    )
