@@ -148,9 +148,12 @@ def extract_only(root: Path) -> tuple[float, float]:
     start = time.perf_counter()
     context = get_context("spawn")
     with ProcessPoolExecutor(2, mp_context=context, initializer=worker_started) as pool:
-        for _ in pool.map(partial(extract_many, str(root), skip_binary=True), chunks):
-            pass  # received (unpickled) and dropped
-    return time.perf_counter() - start, children_cpu_s() - cpu_before
+        work = partial(extract_many, str(root), skip_binary=True)
+        received = sum(len(chunk) for chunk in pool.map(work, chunks))  # unpickled, dropped
+    elapsed = time.perf_counter() - start
+    if received != len(entries):
+        raise RuntimeError(f"extract only: {received} results for {len(entries)} files")
+    return elapsed, children_cpu_s() - cpu_before
 
 
 def children_cpu_s() -> float:

@@ -35,7 +35,7 @@ def test_overlapping_blocks_turn_it_back_on_only_as_the_last_one_ends():
 def test_a_collector_the_caller_turned_off_stays_off():
     gc.disable()
     with collector_paused():
-        pass
+        assert not gc.isenabled()
     assert not gc.isenabled()
 
 
