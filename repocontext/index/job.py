@@ -42,6 +42,7 @@ from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError, RepoContextError
 from repocontext.index._collector import collector_paused
+from repocontext.index.digests import stored_views
 from repocontext.index.extract import Extracted, extract_many, worker_started
 from repocontext.index.fingerprint import git_index_blobs, is_binary_file
 from repocontext.index.model import FileOutline
@@ -63,7 +64,7 @@ from repocontext.index.projection_writer import (
     rebuild_projections,
 )
 from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, in_scope, walk
-from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, Batch, Clock, Store, Value
+from repocontext.store import CONTENT, STRUCTURAL, Batch, Clock, Store, Value
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 from repocontext.tokens import DEFAULT_ENCODING
@@ -443,12 +444,13 @@ class IndexJob:
             state = self._building or self._staged_from_store()
             writer = self._writer if state is self._building else None
             diff = rebuild_projections(self.store, self.repo_id, state, go_module, writer)
+        state.records = stored_views(self.store)  # written: the store answers from now on
         state.epoch = uuid.uuid4().hex
         self.state = state
         self._projected = True
         self.progress.projection_writes = diff.written
         self.progress.projection_deletes = diff.deleted
-        self.progress.symbols = len(state.records[SYMBOL])
+        self.progress.symbols = state.symbol_count
 
     def _staged_from_store(self) -> ProjectionState:
         state = ProjectionState(self.repo_id)

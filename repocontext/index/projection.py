@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-import hashlib
 import posixpath
 import sys
 from collections import Counter, defaultdict
@@ -44,6 +43,7 @@ from operator import itemgetter
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
+from repocontext.index.digests import DigestMap, packed_digest, record_digest
 from repocontext.index.model import FileOutline, Link, Symbol
 from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
 from repocontext.index.resolve import (
@@ -91,16 +91,6 @@ Delta = dict[str, dict[str, Any]]
 Emit = Callable[[str, str, Any, "bytes | None", "bytes | None"], None]
 """Receives each changed record: tree, key, new value (``None``: delete), its digest and its
 packed bytes (:func:`repocontext.store.records.pack`, ``None`` with a deletion)."""
-
-
-def record_digest(value: Any) -> bytes:
-    """Return the 8-byte digest of a record value (stored values compare equal to computed)."""
-    return packed_digest(pack(value))
-
-
-def packed_digest(packed: bytes) -> bytes:
-    """Return :func:`record_digest` of a value from its packed bytes."""
-    return hashlib.blake2b(packed, digest_size=8).digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +173,9 @@ class ProjectionState:
         self.repo_id = repo_id
         self.epoch: str | None = None
         self.go_module: str | None = None
-        self.records: dict[str, dict[str, bytes]] = {tree: {} for tree in TREES}
-        """Tree -> key -> :func:`record_digest` of the record's value."""
+        self.records: dict[str, DigestMap] = {tree: {} for tree in TREES}
+        """Tree -> key -> :func:`record_digest` of the record's value (a dict, or the store's
+        digests once the records are written: :func:`~repocontext.index.digests.stored_views`)."""
         self._pending = _Affected()
         self._reindex = False
         self._languages: dict[str, str | None] = {}
@@ -223,7 +214,7 @@ class ProjectionState:
         repo_id: str,
         nodes: Iterable[Mapping[str, Any]],
         go_module: str | None,
-        records: dict[str, dict[str, bytes]],
+        records: dict[str, DigestMap],
         links: Mapping[str, list[Link]],
     ) -> ProjectionState:
         """Take over stored projections, computing none of their records.
@@ -245,6 +236,11 @@ class ProjectionState:
     def file_count(self) -> int:
         """How many files the state holds."""
         return len(self._languages)
+
+    @property
+    def symbol_count(self) -> int:
+        """How many fully qualified names the files define (one symbol record each)."""
+        return len(self._fq_paths)
 
     def update(
         self,

@@ -11,7 +11,8 @@ commit that emits the rest.
 
 :func:`load_projections` gives a process that holds no state (a new ``repocontext index``,
 a server starting) the state of the stored projections without recomputing their records:
-the digests are read off the stored bytes, so the next change is applied incrementally.
+the digests of the records a change recomputes are read off the stored bytes when it does,
+so the next change is applied incrementally.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from repocontext.index.digests import stored_views
 from repocontext.index.nodes import iter_file_nodes
 from repocontext.index.projection import (
     PROJECTION_FORMAT,
@@ -174,7 +176,7 @@ def load_projections(store: Store, repo_id: str, repo: Mapping[str, Any]) -> Pro
         repo_id,
         iter_file_nodes(store, repo_id),
         go_module if isinstance(go_module, str) else None,
-        stored_digests(store, repo_id),
+        stored_views(store),
         links,
     )
     state.epoch = epoch

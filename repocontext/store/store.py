@@ -243,6 +243,15 @@ class Store:
         """
         return self._iter_lww(tree, prefix, decode_lww_packed, page_size)
 
+    def get_packed(self, tree: str, key: str) -> bytes | None:
+        """The live LWW record's value as its stored msgpack bytes (see :meth:`iter_packed`)."""
+        spec = TREES.get(tree) or tree_spec(tree)
+        if spec.mode is not MergeMode.LWW:
+            raise MergeModeError(f"{tree} is not a last-writer-wins tree")
+        raw = self.backend.get(spec.name, key_bytes(key))
+        expires, deleted, packed = decode_lww_packed(raw) if raw else (None, True, b"")
+        return packed if _live_header(expires, deleted, self.clock.now() * 1000) else None
+
     def _iter_lww(
         self,
         tree: str,
