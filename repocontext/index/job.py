@@ -51,6 +51,7 @@ from repocontext.index.nodes import (
     file_node,
     iter_file_nodes,
     load_file_nodes,
+    node_reader,
     nodes_under,
     stat_matches,
     touched_node,
@@ -443,7 +444,11 @@ class IndexJob:
         else:
             state = self._building or self._staged_from_store()
             writer = self._writer if state is self._building else None
+            if writer is not None:  # every node is written: read definitions back from now on
+                state.flush_local(writer)
+                state.release_definitions(node_reader(self.store, self.repo_id))
             diff = rebuild_projections(self.store, self.repo_id, state, go_module, writer)
+        state.release_definitions(node_reader(self.store, self.repo_id))
         state.records = stored_views(self.store)  # written: the store answers from now on
         state.epoch = uuid.uuid4().hex
         self.state = state

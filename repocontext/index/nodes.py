@@ -8,13 +8,13 @@ the MCP tools return.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from repocontext.index.extract import Extracted
 from repocontext.index.model import FileOutline, ImportRef, Symbol
 from repocontext.store import CONTENT, STRUCTURAL, Store, Value
-from repocontext.store.keys import content_key, family_prefix
+from repocontext.store.keys import content_key, family_prefix, file_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
@@ -184,6 +184,16 @@ def _import_from_wire(wire: list[Any]) -> ImportRef:
 def iter_file_nodes(store: Store, repo_id: str) -> Iterator[dict[str, Any]]:
     """Yield every file node of a repository in path order, one page at a time."""
     return nodes_under(store, family_prefix(repo_id, "file"))
+
+
+def node_reader(store: Store, repo_id: str) -> Callable[[str], dict[str, Any] | None]:
+    """A function reading one file node of a repository by path (``None``: no such node)."""
+
+    def read(path: str) -> dict[str, Any] | None:
+        record = store.get(STRUCTURAL, file_key(repo_id, path))
+        return record.value if record is not None and isinstance(record.value, dict) else None
+
+    return read
 
 
 def nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:

@@ -33,7 +33,6 @@ still parses, and the commit that follows only has the links and their reverse l
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import posixpath
 import sys
 from collections import Counter, defaultdict
@@ -44,8 +43,8 @@ from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
 from repocontext.index.digests import DigestMap, packed_digest, record_digest
-from repocontext.index.model import FileOutline, Link, Symbol
-from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
+from repocontext.index.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
+from repocontext.index.model import FileOutline, Link
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
     RepoFiles,
@@ -69,6 +68,7 @@ __all__ = [
     "PROJECTION_FORMAT",
     "Delta",
     "Emit",
+    "NodeReader",
     "ProjectionState",
     "in_record",
     "links_of_out_record",
@@ -85,73 +85,14 @@ TREES: Final = (STRUCTURAL, SYMBOL, XREF)
 _PACKAGED: Final = (".java", ".cs")  # files whose declared package import resolution reads
 _FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each file's refs
 
+NodeReader = Callable[[str], Mapping[str, Any] | None]
+"""Reads a written file node back: path -> the node, ``None`` when there is none."""
 Delta = dict[str, dict[str, Any]]
 """Tree -> key -> new value, ``None`` for a record to delete."""
 
 Emit = Callable[[str, str, Any, "bytes | None", "bytes | None"], None]
 """Receives each changed record: tree, key, new value (``None``: delete), its digest and its
 packed bytes (:func:`repocontext.store.records.pack`, ``None`` with a deletion)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Facts:
-    """What the projections need of one parsed file (its outline without the symbol tree)."""
-
-    outline: FileOutline  # symbols and references dropped: the fields below hold them
-    defines: tuple[str, ...]  # bare names it defines, sorted (a frozenset: 6x the memory)
-    names: tuple[str, ...]  # the same plus impl blocks' (the defines object when no impl)
-    refs: tuple[str, ...]  # the outline's references (sorted; a tuple is a fraction of a set)
-    defs: Mapping[str, tuple[Symbol, ...]]  # fully qualified name -> its definitions
-
-
-def _facts(outline: FileOutline) -> _Facts:
-    """The facts of a parsed outline (its symbols kept without their children)."""
-    symbols = (
-        Symbol(s.kind, s.name, s.fq_name, s.signature, s.start_line, s.end_line)
-        if s.children
-        else s
-        for s in iter_symbols(outline.symbols)
-    )
-    bare = dataclasses.replace(outline, symbols=(), references=())
-    return _facts_from(bare, symbols, outline.references)
-
-
-def _file_facts(node: Mapping[str, Any] | None, parsed: FileOutline | None) -> _Facts | None:
-    """A file's facts: from its parsed outline if given, else off its node's wire form."""
-    if node is None:
-        return None
-    if parsed is not None:
-        return _facts(parsed)
-    bare = outline_of(node, whole=False)  # (no symbol tree is built)
-    if bare is None:
-        return None
-    return _facts_from(bare, flat_symbols(node), node.get("references") or ())
-
-
-def _facts_from(bare: FileOutline, symbols: Iterable[Symbol], refs: Iterable[str]) -> _Facts:
-    # Names are interned: they recur in every file, and the state keeps every file's facts.
-    # Symbols come without children, whichever way they were read, so facts compare equal.
-    intern = sys.intern
-    defs: dict[str, list[Symbol]] = defaultdict(list)
-    defines: set[str] = set()
-    names: set[str] = set()
-    for symbol in symbols:
-        name = intern(symbol.name)
-        names.add(name)
-        if symbol.kind != "impl":
-            defines.add(name)
-        defs[symbol.fq_name].append(symbol)
-    kept = tuple(sorted(defines))
-    return _Facts(
-        outline=bare,
-        defines=kept,
-        names=kept if len(names) == len(defines) else tuple(sorted(names)),
-        refs=tuple(sorted(map(intern, refs))),
-        defs={fq: tuple(found) for fq, found in defs.items()},
-    )
-
-
-_NO_FACTS: Final = _Facts(FileOutline(language=""), (), (), (), {})
 
 
 @dataclass
@@ -168,9 +109,18 @@ class _Affected:
 class ProjectionState:
     """The projections of one repository and what they are computed from, kept in memory."""
 
-    def __init__(self, repo_id: str) -> None:
-        """Start empty: no files, no records."""
+    def __init__(self, repo_id: str, read_node: NodeReader | None = None) -> None:
+        """Start empty: no files, no records.
+
+        ``read_node``: where the written file nodes can be read back (path -> node or
+        ``None``). With one, the state keeps a file's definitions only until it has emitted
+        the records they make, and reads a file's from its node when another file's change
+        needs them (the records of a qualified name several files define); without, it keeps
+        every file's (see :meth:`release_definitions`).
+        """
         self.repo_id = repo_id
+        self._read_node = read_node
+        self._definitions: dict[str, Definitions] = {}
         self.epoch: str | None = None
         self.go_module: str | None = None
         self.records: dict[str, DigestMap] = {tree: {} for tree in TREES}
@@ -179,7 +129,7 @@ class ProjectionState:
         self._pending = _Affected()
         self._reindex = False
         self._languages: dict[str, str | None] = {}
-        self._facts: dict[str, _Facts] = {}
+        self._facts: dict[str, Facts] = {}
         self._files = RepoFiles.build(())
         self._named: dict[str, tuple[str, ...]] = {}
         self._forward: dict[str, list[Link]] = {}
@@ -216,6 +166,7 @@ class ProjectionState:
         go_module: str | None,
         records: dict[str, DigestMap],
         links: Mapping[str, list[Link]],
+        read_node: NodeReader,
     ) -> ProjectionState:
         """Take over stored projections, computing none of their records.
 
@@ -223,11 +174,13 @@ class ProjectionState:
         ``go_module``) as by :meth:`build`; ``records`` (tree -> key -> digest) and ``links``
         (path -> its links, read back with :func:`links_of_out_record`; absent: none) are
         taken on trust, which holds while the stored projections are not marked dirty and
-        were written by this :data:`PROJECTION_FORMAT`.
+        were written by this :data:`PROJECTION_FORMAT`. ``read_node`` reads the nodes back.
         """
-        state = cls(repo_id)
+        state = cls(repo_id, read_node)
         for node in nodes:
-            state.stage(str(node.get("path")), node)
+            path = str(node.get("path"))
+            state.stage(path, node)
+            state._definitions.pop(path, None)  # their records exist: no need to hold them
         state._index(go_module, links)
         state.records = records
         return state
@@ -236,6 +189,15 @@ class ProjectionState:
     def file_count(self) -> int:
         """How many files the state holds."""
         return len(self._languages)
+
+    def release_definitions(self, read_node: NodeReader) -> None:
+        """Hold no more definitions than :class:`ProjectionState` with ``read_node`` does.
+
+        For a state built without a reader once every staged node is written: the definitions
+        it holds are dropped, and read back from the nodes when a change needs them.
+        """
+        self._read_node = read_node
+        self._definitions.clear()
 
     @property
     def symbol_count(self) -> int:
@@ -364,16 +326,18 @@ class ProjectionState:
         """Swap one file's facts; return True when import resolution must be redone."""
         was_known = path in self._languages
         old_language = self._languages.get(path)
-        old = self._facts.pop(path, _NO_FACTS)
-        facts = _file_facts(node, parsed)
-        new = _NO_FACTS if facts is None else facts
+        old = self._facts.pop(path, NO_FACTS)
+        found = file_facts(node, parsed)
+        new = NO_FACTS if found is None else found[0]
         if node is None:
             self._languages.pop(path, None)
         else:
             language = node.get("language")
             self._languages[path] = None if language is None else sys.intern(language)
-        if facts is not None:
-            self._facts[path] = new
+        if found is not None:
+            self._facts[path], self._definitions[path] = found
+        else:
+            self._definitions.pop(path, None)
         directory = posixpath.dirname(path) or "."
         if was_known != (node is not None):
             counts = self._dir_languages[directory]
@@ -398,10 +362,10 @@ class ProjectionState:
         fq_paths, gone = self._fq_paths, old.defs.keys() - new.defs.keys()
         for fq in gone:
             fq_paths[fq] = tuple(p for p in fq_paths.get(fq, ()) if p != path)
-        for fq, found in new.defs.items():
+        for fq, fingerprint in new.defs.items():
             if fq not in old.defs:  # nearly always the only defining file: nothing to sort
                 fq_paths[fq] = tuple(sorted((*fq_paths[fq], path))) if fq in fq_paths else (path,)
-            if old.defs.get(fq) != found:
+            if old.defs.get(fq) != fingerprint:
                 affected.fqs.add(fq)
         affected.fqs.update(gone)
         affected.relink.add(path)
@@ -472,6 +436,14 @@ class ProjectionState:
                 self._set(emit, tree, key, make(ident))
             del pending  # before the next tree's list is built
         self._prune(affected)
+        if self._read_node is not None:
+            self._definitions.clear()  # emitted: read back from the nodes when needed again
+
+    def _definitions_in(self, path: str) -> Definitions:
+        known = self._definitions.get(path)
+        if known is None and self._read_node is not None:  # (kept until the records are out)
+            known = self._definitions[path] = definitions_of(self._read_node(path))
+        return known or {}
 
     def _pending_records(
         self, tree: str, affected: _Affected
@@ -529,7 +501,7 @@ class ProjectionState:
         found = [
             (path, symbol)
             for path in self._fq_paths.get(fq, ())
-            for symbol in self._facts[path].defs[fq]
+            for symbol in self._definitions_in(path).get(fq, ())
         ]
         if not found:
             return None

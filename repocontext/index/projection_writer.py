@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repocontext.index.digests import stored_views
-from repocontext.index.nodes import iter_file_nodes
+from repocontext.index.nodes import iter_file_nodes, node_reader
 from repocontext.index.projection import (
     PROJECTION_FORMAT,
     Delta,
@@ -178,6 +178,7 @@ def load_projections(store: Store, repo_id: str, repo: Mapping[str, Any]) -> Pro
         go_module if isinstance(go_module, str) else None,
         stored_views(store),
         links,
+        node_reader(store, repo_id),
     )
     state.epoch = epoch
     return state

@@ -6,7 +6,7 @@ from repocontext.index.projection import PROJECTION_FORMAT, record_digest
 from repocontext.index.projection_writer import stored_digests
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
-from repocontext.store.keys import family_prefix, repo_key, xref_key
+from repocontext.store.keys import family_prefix, repo_key, symbol_key, xref_key
 from repocontext.workspace import Workspace
 
 TREES = {STRUCTURAL: "pkg", SYMBOL: "symbol", XREF: "xref"}
@@ -121,3 +121,34 @@ def test_stored_digests_equal_the_digests_of_the_decoded_values(repo, tmp_path):
         }
     assert digests == expected
     assert all(digests.values())
+
+
+def test_a_twin_definition_is_read_back_when_the_other_twin_changes(repo, tmp_path):
+    # pkg/dup.py and pkg/dup/__init__.py both define pkg.dup.Shared, so its record lists
+    # both. A state keeps no definitions once their records are written: changing one twin,
+    # a fresh process (adopted state) and a serving one (the state the build left) read the
+    # other's back from its node.
+    (repo / "pkg" / "dup").mkdir()
+    (repo / "pkg" / "dup" / "__init__.py").write_text("class Shared:\n    pass\n")
+    (repo / "pkg" / "dup.py").write_text("class Shared:\n    pass\n")
+    run(tmp_path / "fresh", repo)
+    settings = Settings(data_dir=tmp_path / "serving", workspace_root=repo.parent, embedder="off")
+    with Workspace.open(settings) as serving:
+        assert serving.bootstrap(repo, "demo", background=False).status == "completed"
+        for lines in (3, 5):
+            (repo / "pkg" / "dup.py").write_text("\n" * (lines - 1) + "class Shared:\n    x = 1\n")
+            assert serving.bootstrap(repo, "demo", background=False).status == "completed"
+            run(tmp_path / "fresh", repo)
+            run(tmp_path / f"scratch{lines}", repo)
+            scratch = projections(tmp_path / f"scratch{lines}", repo)
+            defs = scratch[SYMBOL][symbol_key("demo", "pkg.dup.Shared")]["defs"]
+            assert [(d["path"], d["startLine"]) for d in defs] == [
+                ("pkg/dup.py", lines),
+                ("pkg/dup/__init__.py", 1),
+            ]
+            assert projections(tmp_path / "fresh", repo) == scratch
+            store = serving.store
+            assert {
+                tree: {r.key: r.value for r in store.iter_records(tree, family_prefix("demo", f))}
+                for tree, f in TREES.items()
+            } == scratch

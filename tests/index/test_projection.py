@@ -129,6 +129,7 @@ def source(rng: random.Random, path: str) -> str:
 def candidate_paths() -> list[str]:
     paths = [f"pkg{i}/m{j}.py" for i in range(3) for j in range(6)]
     paths += [f"pkg{i}/__init__.py" for i in range(3)]
+    paths += ["pkg0/m0/__init__.py", "pkg1/m1/__init__.py"]  # twins: pkg0.m0.* defined twice
     paths += [f"tests/test_m{j}.py" for j in range(6)]
     paths += [f"web/x{j}.js" for j in range(6)] + [f"web/x{j}.test.js" for j in range(3)]
     paths += [f"src/C{j}.java" for j in range(4)] + [f"g/f{j}.go" for j in range(3)]
@@ -143,7 +144,8 @@ class Repo:
     def write(self, path: str) -> dict[str, Any]:
         full = self.root / path
         full.parent.mkdir(parents=True, exist_ok=True)
-        text = "" if path.endswith("__init__.py") else source(self.rng, path)
+        package = path.endswith("__init__.py") and path.count("/") == 1
+        text = "" if package else source(self.rng, path)
         full.write_text(text)
         info = full.stat()
         item = extract_file(
@@ -166,8 +168,9 @@ class Repo:
         return changes
 
 
+@pytest.mark.parametrize("lean", [False, True], ids=["definitions-held", "definitions-read"])
 @pytest.mark.parametrize("seed", range(12))
-def test_incremental_updates_equal_a_full_recompute(tmp_path: Path, seed: int) -> None:
+def test_incremental_updates_equal_a_full_recompute(tmp_path: Path, seed: int, lean: bool) -> None:
     rng = random.Random(seed)
     repo = Repo(tmp_path, rng)
     for path in rng.sample(candidate_paths(), 20):
@@ -175,11 +178,14 @@ def test_incremental_updates_equal_a_full_recompute(tmp_path: Path, seed: int) -
     go_module = "example.com/m0"
     state = ProjectionState.build(REPO, repo.nodes.values(), go_module)
     assert state.records == digests(oracle(repo.nodes, go_module))
+    if lean:  # from now on a twin's definitions come from its node, as written
+        state.release_definitions(repo.nodes.get)
     for step in range(15):
         if rng.random() < 0.15:
             go_module = f"example.com/m{rng.randrange(2)}"
         changes = repo.step()
         delta = state.update(changes, go_module)
+        assert not (lean and state._definitions), "a lean state holds no emitted definitions"
         want = oracle(repo.nodes, go_module)
         assert state.records == digests(want), f"seed {seed} step {step}"
         for tree, changed in delta.items():

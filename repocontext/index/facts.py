@@ -1,0 +1,97 @@
+"""What the projections keep of one file, and the definitions they read when they need them.
+
+A :class:`~repocontext.index.projection.ProjectionState` keeps every file's :class:`Facts`:
+the names it defines and references, its imports and package, and per fully qualified name
+a fingerprint of its definitions there (which tells a changed definition from an unchanged
+one). The definitions themselves (:data:`Definitions`: kind, signature, lines) are needed only
+to write a symbol record; they are read from the file's node then, and a state keeps them
+only for the files whose records it has yet to write.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from repocontext.index.model import FileOutline, Symbol
+from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
+
+__all__ = ["NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts"]
+
+Definitions = dict[str, tuple[Symbol, ...]]
+"""Fully qualified name -> its definitions in one file (symbols without children)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What the projections need of one parsed file (its outline without the symbol tree)."""
+
+    outline: FileOutline  # symbols and references dropped: the fields below hold them
+    defines: tuple[str, ...]  # bare names it defines, sorted (a frozenset: 6x the memory)
+    names: tuple[str, ...]  # the same plus impl blocks' (the defines object when no impl)
+    refs: tuple[str, ...]  # the outline's references (sorted; a tuple is a fraction of a set)
+    defs: Mapping[str, int]  # fully qualified name -> fingerprint of its definitions here
+
+
+NO_FACTS: Final = Facts(FileOutline(language=""), (), (), (), {})
+
+
+def file_facts(
+    node: Mapping[str, Any] | None, parsed: FileOutline | None
+) -> tuple[Facts, Definitions] | None:
+    """A file's facts and definitions: from its parsed outline if given, else off its node."""
+    if node is None:
+        return None
+    if parsed is not None:
+        bare = dataclasses.replace(parsed, symbols=(), references=())
+        return _facts_from(bare, _childless(iter_symbols(parsed.symbols)), parsed.references)
+    bare_outline = outline_of(node, whole=False)  # (no symbol tree is built)
+    if bare_outline is None:
+        return None
+    return _facts_from(bare_outline, flat_symbols(node), node.get("references") or ())
+
+
+def definitions_of(node: Mapping[str, Any] | None) -> Definitions:
+    """The definitions of a stored file node (none for ``None``)."""
+    found: dict[str, list[Symbol]] = defaultdict(list)
+    for symbol in flat_symbols(node) if node is not None else ():
+        found[symbol.fq_name].append(symbol)
+    return {fq: tuple(symbols) for fq, symbols in found.items()}
+
+
+def _childless(symbols: Iterable[Symbol]) -> Iterable[Symbol]:
+    for s in symbols:
+        if s.children:
+            s = Symbol(s.kind, s.name, s.fq_name, s.signature, s.start_line, s.end_line)
+        yield s
+
+
+def _facts_from(
+    bare: FileOutline, symbols: Iterable[Symbol], refs: Iterable[str]
+) -> tuple[Facts, Definitions]:
+    # Names are interned: they recur in every file, and the state keeps every file's facts.
+    # Symbols come without children, whichever way they were read, so fingerprints agree.
+    intern = sys.intern
+    found: dict[str, list[Symbol]] = defaultdict(list)
+    defines: set[str] = set()
+    names: set[str] = set()
+    for symbol in symbols:
+        name = intern(symbol.name)
+        names.add(name)
+        if symbol.kind != "impl":
+            defines.add(name)
+        found[symbol.fq_name].append(symbol)
+    kept = tuple(sorted(defines))
+    definitions = {fq: tuple(symbols) for fq, symbols in found.items()}
+    facts = Facts(
+        outline=bare,
+        defines=kept,
+        names=kept if len(names) == len(defines) else tuple(sorted(names)),
+        refs=tuple(sorted(map(intern, refs))),
+        defs={fq: hash(symbols) for fq, symbols in definitions.items()},
+    )
+    return facts, definitions
