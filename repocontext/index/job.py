@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError, RepoContextError
 from repocontext.index._collector import collector_paused
-from repocontext.index.digests import stored_views
+from repocontext.index.digests import stored_views, unheld
 from repocontext.index.extract import Extracted, extract_many, worker_started
 from repocontext.index.fingerprint import git_index_blobs, is_binary_file
 from repocontext.index.model import FileOutline
@@ -187,6 +187,7 @@ class IndexJob:
         self._building: ProjectionState | None = None
         self._writer: ProjectionWriter | None = None
         self._stored: Mapping[str, Mapping[str, Any]] = {}
+        self._undecided: set[str] = set()  # stored paths read again or removed: staged then
         self._changes: dict[str, dict[str, Any] | None] = {}
         if self.scope is not None:
             self.progress.phase = "reconciling"
@@ -275,6 +276,7 @@ class IndexJob:
             return False
         index_blobs = git_index_blobs(self.root) if result.git else {}
         self._stored = stored
+        self._undecided = {e.path for e in todo}.union(removed)
         changed = False
         with self.store.batch(commit_every=COMMIT_EVERY) as batch:
             for item in self._extract(todo):
@@ -329,7 +331,9 @@ class IndexJob:
         ):
             whole = self.store.get(STRUCTURAL, file_key(self.repo_id, path))
             if whole is not None and isinstance(whole.value, dict):
-                batch.put(STRUCTURAL, file_key(self.repo_id, path), touched_node(whole.value, item))
+                touched = touched_node(whole.value, item)
+                batch.put(STRUCTURAL, file_key(self.repo_id, path), touched)
+                self._unchanged(path, touched)
             progress.files_touched += 1
             return False
         if item.issue:
@@ -397,13 +401,24 @@ class IndexJob:
         building = self._building
         if building is None:
             building = self._building = ProjectionState(self.repo_id)
+            building.records = unheld()  # each file is staged once: the writer compares
             self._writer = ProjectionWriter(self.store, self.repo_id)
             if self._stored:  # the whole nodes, read once (stored holds stat fields only)
                 for stored_node in iter_file_nodes(self.store, self.repo_id):
-                    building.stage(str(stored_node.get("path")), stored_node)
-                    self._flush_local(building)
+                    stored_path = str(stored_node.get("path"))
+                    if stored_path not in self._undecided:  # (staged when decided)
+                        building.stage(stored_path, stored_node)
+                        self._flush_local(building)
         building.stage(path, node, outline)
         self._flush_local(building)
+
+    def _unchanged(self, path: str, node: dict[str, Any]) -> None:
+        """A file read again with the same bytes: staged now, or with the stored nodes later."""
+        if self._building is not None:
+            self._building.stage(path, node)
+            self._flush_local(self._building)
+        else:
+            self._undecided.discard(path)
 
     def _flush_local(self, building: ProjectionState) -> None:
         # The symbol and package records depend on the staged files alone: written while
@@ -459,6 +474,7 @@ class IndexJob:
 
     def _staged_from_store(self) -> ProjectionState:
         state = ProjectionState(self.repo_id)
+        state.records = unheld()  # each file is staged once: the writer compares
         for node in iter_file_nodes(self.store, self.repo_id):
             state.stage(str(node.get("path")), node)
         return state

@@ -1,5 +1,6 @@
 """A process without a projection state takes the stored projections over (no rebuild)."""
 
+import os
 from pathlib import Path
 
 from repocontext.index.projection import PROJECTION_FORMAT, record_digest
@@ -152,3 +153,30 @@ def test_a_twin_definition_is_read_back_when_the_other_twin_changes(repo, tmp_pa
                 tree: {r.key: r.value for r in store.iter_records(tree, family_prefix("demo", f))}
                 for tree, f in TREES.items()
             } == scratch
+
+
+def test_a_rebuilding_run_over_touched_changed_and_removed_files_equals_a_fresh_build(
+    repo, tmp_path
+):
+    # Projections marked dirty are rebuilt by staging every stored node. Files this run
+    # decides are staged once, when decided: touched (same bytes, new mtime) before the
+    # first change and after it, changed (a definition dropped), removed, added.
+    run(tmp_path / "a", repo)
+
+    def touch(rel: str) -> None:
+        info = (repo / rel).stat()
+        os.utime(repo / rel, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))
+
+    touch("pkg/app.py")  # walked before the first change
+    (repo / "pkg" / "util.py").write_text("def parse(text):\n    return text.split()\n")
+    touch("tests/test_util.py")  # walked after it
+    (repo / "web" / "lib" / "index.js").unlink()
+    (repo / "pkg" / "more.py").write_text("from pkg.util import parse\n\nparse('x')\n")
+    counters = run(tmp_path / "a", repo, edit=restamp(projectionsDirty=True))
+    assert (counters["filesTouched"], counters["filesRemoved"]) == (2, 1)
+    run(tmp_path / "b", repo)
+    rebuilt = projections(tmp_path / "a", repo)
+    assert rebuilt == projections(tmp_path / "b", repo)
+    assert symbol_key("demo", "pkg.util.Helper") not in rebuilt[SYMBOL]
+    assert symbol_key("demo", "pkg.app.main") in rebuilt[SYMBOL]
+    assert symbol_key("demo", "tests.test_util.test_parse") in rebuilt[SYMBOL]

@@ -12,7 +12,7 @@ from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import ProjectionWriter
 from repocontext.index.walk import WalkOptions
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, XREF
-from repocontext.store.keys import content_key, file_key, symbol_key, xref_key
+from repocontext.store.keys import content_key, file_key, repo_key, symbol_key, xref_key
 
 
 def index(workspace, repo, **options):
@@ -216,3 +216,15 @@ def test_a_build_larger_than_one_flush_writes_the_same_projections(
     assert stored == expected.records
     twin = workspace.store.get(SYMBOL, symbol_key("big", "gen.p0.m0.f0")).value
     assert [d["path"] for d in twin["defs"]] == ["gen/p0/m0.py", "gen/p0/m0/__init__.py"]
+    # Rebuilt (the projections marked dirty), the stored nodes are staged and their symbol
+    # records flushed before the one changed file is; it drops 119 definitions. It is
+    # staged only as changed, so none of its old records is flushed and left behind.
+    dropped = root / "gen" / "p0" / "m0.py"
+    dropped.write_text("def f0(x):\n    return x\n")
+    repo = dict(workspace.store.get(STRUCTURAL, repo_key("big")).value)
+    workspace.store.put(STRUCTURAL, repo_key("big"), {**repo, "projectionsDirty": True})
+    assert workspace.bootstrap(root, "big", background=False).counters["filesUpdated"] == 1
+    stored = ProjectionWriter(workspace.store, "big")._have
+    expected = ProjectionState.build("big", iter_file_nodes(workspace.store, "big"), None)
+    assert stored == expected.records
+    assert workspace.store.get(SYMBOL, symbol_key("big", "gen.p0.m0.f1")) is None
