@@ -1,11 +1,10 @@
 """What the projections keep of one file, and the definitions they read when they need them.
 
 A :class:`~repocontext.index.projection.ProjectionState` keeps every file's :class:`Facts`:
-the names it defines and references, its imports and package, and per fully qualified name
-a fingerprint of its definitions there (which tells a changed definition from an unchanged
-one). The definitions themselves (:data:`Definitions`: kind, signature, lines) are needed only
-to write a symbol record; they are read from the file's node then, and a state keeps them
-only for the files whose records it has yet to write.
+the names it defines and references, its imports and package, and the fully qualified names
+it defines. The definitions themselves (:data:`Definitions`: kind, signature, lines) are
+needed only to write symbol records; a state keeps them only for the files whose records it
+has yet to write, and reads a file's back from its node when a change needs them again.
 """
 
 from __future__ import annotations
@@ -34,10 +33,10 @@ class Facts:
     defines: tuple[str, ...]  # bare names it defines, sorted (a frozenset: 6x the memory)
     names: tuple[str, ...]  # the same plus impl blocks' (the defines object when no impl)
     refs: tuple[str, ...]  # the outline's references (sorted; a tuple is a fraction of a set)
-    defs: Mapping[str, int]  # fully qualified name -> fingerprint of its definitions here
+    defs: tuple[str, ...]  # the fully qualified names it defines (each once)
 
 
-NO_FACTS: Final = Facts(FileOutline(language=""), (), (), (), {})
+NO_FACTS: Final = Facts(FileOutline(language=""), (), (), (), ())
 
 
 def file_facts(
@@ -74,7 +73,7 @@ def _facts_from(
     bare: FileOutline, symbols: Iterable[Symbol], refs: Iterable[str]
 ) -> tuple[Facts, Definitions]:
     # Names are interned: they recur in every file, and the state keeps every file's facts.
-    # Symbols come without children, whichever way they were read, so fingerprints agree.
+    # Symbols come without children, whichever way they were read.
     intern = sys.intern
     found: dict[str, list[Symbol]] = defaultdict(list)
     defines: set[str] = set()
@@ -92,6 +91,6 @@ def _facts_from(
         defines=kept,
         names=kept if len(names) == len(defines) else tuple(sorted(names)),
         refs=tuple(sorted(map(intern, refs))),
-        defs={fq: hash(symbols) for fq, symbols in definitions.items()},
+        defs=tuple(definitions),
     )
     return facts, definitions

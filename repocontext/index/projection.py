@@ -139,8 +139,8 @@ class ProjectionState:
         # Files referencing each name some file defines (kept for defined names only: most
         # referenced names are defined nowhere in the repository).
         self._referrers: dict[str, set[str]] = {}
-        # Sorted tuples, not sets: nearly every qualified name has one defining file.
-        self._fq_paths: dict[str, tuple[str, ...]] = {}
+        # The defining file itself, else a sorted tuple: nearly every name has one (not sets).
+        self._fq_paths: dict[str, str | tuple[str, ...]] = {}
         self._dir_languages: dict[str, Counter[str]] = defaultdict(Counter)
 
     @classmethod
@@ -359,14 +359,16 @@ class ProjectionState:
             affected.names.add(name)
         if old.refs != new.refs:
             affected.refs.append((path, old.refs, new.refs))
-        fq_paths, gone = self._fq_paths, old.defs.keys() - new.defs.keys()
+        fq_paths, kept = self._fq_paths, set(old.defs).intersection(new.defs)
+        gone = [fq for fq in old.defs if fq not in kept]
         for fq in gone:
-            fq_paths[fq] = tuple(p for p in fq_paths.get(fq, ()) if p != path)
-        for fq, fingerprint in new.defs.items():
-            if fq not in old.defs:  # nearly always the only defining file: nothing to sort
-                fq_paths[fq] = tuple(sorted((*fq_paths[fq], path))) if fq in fq_paths else (path,)
-            if old.defs.get(fq) != fingerprint:
-                affected.fqs.add(fq)
+            left = tuple(p for p in _paths(fq_paths.get(fq)) if p != path)
+            fq_paths[fq] = left[0] if len(left) == 1 else left
+        for fq in new.defs:
+            if fq not in kept:  # nearly always the only defining file: nothing to sort
+                have = fq_paths.get(fq)
+                fq_paths[fq] = path if have is None else tuple(sorted((*_paths(have), path)))
+        affected.fqs.update(new.defs)  # (a file staged again changed: each record is compared)
         affected.fqs.update(gone)
         affected.relink.add(path)
         affected.targets.add(path)
@@ -500,7 +502,7 @@ class ProjectionState:
     def _symbol_record(self, fq: str) -> dict[str, Any] | None:
         found = [
             (path, symbol)
-            for path in self._fq_paths.get(fq, ())
+            for path in _paths(self._fq_paths.get(fq))
             for symbol in self._definitions_in(path).get(fq, ())
         ]
         if not found:
@@ -546,6 +548,11 @@ class ProjectionState:
         for directory in affected.dirs:
             if not +self._dir_languages.get(directory, Counter()):
                 self._dir_languages.pop(directory, None)
+
+
+def _paths(entry: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    """The defining files of an ``_fq_paths`` entry."""
+    return (entry,) if isinstance(entry, str) else entry or ()
 
 
 def _referenced(refs: tuple[str, ...], names: set[str], few: list[str] | None) -> Iterable[str]:
