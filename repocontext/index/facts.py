@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from repocontext.index.model import FileOutline, Symbol
-from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
+from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of, wire_symbols
 
 __all__ = ["NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts"]
 
@@ -40,26 +40,41 @@ NO_FACTS: Final = Facts(FileOutline(language=""), (), (), (), ())
 
 
 def file_facts(
-    node: Mapping[str, Any] | None, parsed: FileOutline | None
+    node: Mapping[str, Any] | None, parsed: FileOutline | None, *, definitions: bool = True
 ) -> tuple[Facts, Definitions] | None:
-    """A file's facts and definitions: from its parsed outline if given, else off its node."""
+    """A file's facts and definitions: from its parsed outline if given, else off its node.
+
+    ``definitions`` False: none are built (empty), for a caller that will not need them.
+    """
     if node is None:
         return None
     if parsed is not None:
         bare = dataclasses.replace(parsed, symbols=(), references=())
-        return _facts_from(bare, _childless(iter_symbols(parsed.symbols)), parsed.references)
-    bare_outline = outline_of(node, whole=False)  # (no symbol tree is built)
-    if bare_outline is None:
-        return None
-    return _facts_from(bare_outline, flat_symbols(node), node.get("references") or ())
+        symbols = list(_childless(iter_symbols(parsed.symbols)))
+        refs: Iterable[str] = parsed.references
+    else:
+        bare_outline = outline_of(node, whole=False)  # (no symbol tree is built)
+        if bare_outline is None:
+            return None
+        bare, refs = bare_outline, node.get("references") or ()
+        if not definitions:
+            named = ((w["kind"], w["name"], w["fullyQualifiedName"]) for w in wire_symbols(node))
+            return _facts_from(bare, named, refs), {}
+        symbols = list(flat_symbols(node))
+    named = ((s.kind, s.name, s.fq_name) for s in symbols)
+    return _facts_from(bare, named, refs), _grouped(symbols) if definitions else {}
 
 
 def definitions_of(node: Mapping[str, Any] | None) -> Definitions:
     """The definitions of a stored file node (none for ``None``)."""
+    return _grouped(flat_symbols(node) if node is not None else ())
+
+
+def _grouped(symbols: Iterable[Symbol]) -> Definitions:
     found: dict[str, list[Symbol]] = defaultdict(list)
-    for symbol in flat_symbols(node) if node is not None else ():
+    for symbol in symbols:
         found[symbol.fq_name].append(symbol)
-    return {fq: tuple(symbols) for fq, symbols in found.items()}
+    return {fq: tuple(group) for fq, group in found.items()}
 
 
 def _childless(symbols: Iterable[Symbol]) -> Iterable[Symbol]:
@@ -70,27 +85,25 @@ def _childless(symbols: Iterable[Symbol]) -> Iterable[Symbol]:
 
 
 def _facts_from(
-    bare: FileOutline, symbols: Iterable[Symbol], refs: Iterable[str]
-) -> tuple[Facts, Definitions]:
+    bare: FileOutline, named: Iterable[tuple[str, str, str]], refs: Iterable[str]
+) -> Facts:
+    """Facts from each symbol's ``(kind, name, fully qualified name)``."""
     # Names are interned: they recur in every file, and the state keeps every file's facts.
-    # Symbols come without children, whichever way they were read.
     intern = sys.intern
-    found: dict[str, list[Symbol]] = defaultdict(list)
     defines: set[str] = set()
     names: set[str] = set()
-    for symbol in symbols:
-        name = intern(symbol.name)
+    qualified: dict[str, None] = {}
+    for kind, name, fq in named:
+        name = intern(name)
         names.add(name)
-        if symbol.kind != "impl":
+        if kind != "impl":
             defines.add(name)
-        found[symbol.fq_name].append(symbol)
+        qualified[fq] = None
     kept = tuple(sorted(defines))
-    definitions = {fq: tuple(symbols) for fq, symbols in found.items()}
-    facts = Facts(
+    return Facts(
         outline=bare,
         defines=kept,
         names=kept if len(names) == len(defines) else tuple(sorted(names)),
         refs=tuple(sorted(map(intern, refs))),
-        defs=tuple(definitions),
+        defs=tuple(qualified),
     )
-    return facts, definitions

@@ -118,9 +118,7 @@ def flat_symbols(node: Mapping[str, Any]) -> Iterator[Symbol]:
 
     Cheaper than rebuilding the tree when only each symbol's own fields are wanted.
     """
-    pending = list(reversed(node.get("symbols") or ()))
-    while pending:
-        wire = pending.pop()
+    for wire in wire_symbols(node):
         yield Symbol(
             wire["kind"],
             wire["name"],
@@ -129,6 +127,14 @@ def flat_symbols(node: Mapping[str, Any]) -> Iterator[Symbol]:
             wire["startLine"],
             wire["endLine"],
         )
+
+
+def wire_symbols(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The wire form of every symbol of a node's outline, in :func:`flat_symbols` order."""
+    pending = list(reversed(node.get("symbols") or ()))
+    while pending:
+        wire = pending.pop()
+        yield wire
         children = wire.get("children")
         if children:
             pending.extend(reversed(children))

@@ -177,10 +177,9 @@ class ProjectionState:
         were written by this :data:`PROJECTION_FORMAT`. ``read_node`` reads the nodes back.
         """
         state = cls(repo_id, read_node)
-        for node in nodes:
-            path = str(node.get("path"))
-            state.stage(path, node)
-            state._definitions.pop(path, None)  # their records exist: no need to hold them
+        for node in nodes:  # (their records exist: no definitions are needed)
+            path = sys.intern(str(node.get("path")))
+            state._reindex |= state._replace_file(path, node, None, state._pending, held=False)
         state._index(go_module, links)
         state.records = records
         return state
@@ -322,12 +321,16 @@ class ProjectionState:
         node: Mapping[str, Any] | None,
         parsed: FileOutline | None,
         affected: _Affected,
+        held: bool = True,
     ) -> bool:
-        """Swap one file's facts; return True when import resolution must be redone."""
+        """Swap one file's facts; return True when import resolution must be redone.
+
+        ``held`` False: its definitions are not held (read back when needed).
+        """
         was_known = path in self._languages
         old_language = self._languages.get(path)
         old = self._facts.pop(path, NO_FACTS)
-        found = file_facts(node, parsed)
+        found = file_facts(node, parsed, definitions=held)
         new = NO_FACTS if found is None else found[0]
         if node is None:
             self._languages.pop(path, None)
@@ -335,7 +338,9 @@ class ProjectionState:
             language = node.get("language")
             self._languages[path] = None if language is None else sys.intern(language)
         if found is not None:
-            self._facts[path], self._definitions[path] = found
+            self._facts[path] = new
+        if found is not None and held:
+            self._definitions[path] = found[1]
         else:
             self._definitions.pop(path, None)
         directory = posixpath.dirname(path) or "."
