@@ -9,8 +9,9 @@
 * structural tree ``repo/{id}/pkg/{dir}``: package (directory) nodes.
 
 :class:`ProjectionState` holds what the projections are computed from (per-file facts, the
-link graph and its reverse, the symbol and name indexes) and a digest of every record (its
-values would take several times the memory; the store has them). Changed file nodes are
+link graph and its reverse, the symbol and name indexes) and compares each record it
+recomputes by digest (:mod:`repocontext.index.digests`: held in a dict, or read from the
+store once the records are written; the values are never held). Changed file nodes are
 staged one at a time (:meth:`~ProjectionState.stage`, so an indexing run can feed each file
 as it is parsed) and :meth:`~ProjectionState.commit` recomputes only the records they can
 affect, returning them as a :class:`Delta` or streaming them to a writer; building from
