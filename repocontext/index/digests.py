@@ -27,6 +27,8 @@ __all__ = [
     "unheld",
 ]
 
+_TREES = (STRUCTURAL, SYMBOL, XREF)  # the projection trees
+
 
 def record_digest(value: Any) -> bytes:
     """Return the 8-byte digest of a record value (stored values compare equal to computed)."""
@@ -99,9 +101,9 @@ class Unheld:
 
 def unheld() -> dict[str, DigestMap]:
     """An :class:`Unheld` map for each projection tree."""
-    return {tree: Unheld() for tree in (STRUCTURAL, SYMBOL, XREF)}
+    return {tree: Unheld() for tree in _TREES}
 
 
 def stored_views(store: Store) -> dict[str, DigestMap]:
     """A :class:`StoredDigests` for each projection tree, for a state whose records are written."""
-    return {tree: StoredDigests(store, tree) for tree in (STRUCTURAL, SYMBOL, XREF)}
+    return {tree: StoredDigests(store, tree) for tree in _TREES}

@@ -187,6 +187,7 @@ class IndexJob:
         self._building: ProjectionState | None = None
         self._writer: ProjectionWriter | None = None
         self._stored: Mapping[str, Mapping[str, Any]] = {}
+        self._read_node = node_reader(store, repo_id)
         self._undecided: set[str] = set()  # stored paths read again or removed: staged then
         self._changes: dict[str, dict[str, Any] | None] = {}
         if self.scope is not None:
@@ -329,9 +330,9 @@ class IndexJob:
             and old.get("format") == NODE_FORMAT
             and old.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
         ):
-            whole = self.store.get(STRUCTURAL, file_key(self.repo_id, path))
-            if whole is not None and isinstance(whole.value, dict):
-                touched = touched_node(whole.value, item)
+            whole = self._read_node(path)
+            if whole is not None:
+                touched = touched_node(whole, item)
                 batch.put(STRUCTURAL, file_key(self.repo_id, path), touched)
                 self._unchanged(path, touched)
             progress.files_touched += 1
@@ -370,9 +371,9 @@ class IndexJob:
                     (str(node.get("path")), node) for node in nodes_under(self.store, start)
                 )
             else:
-                record = self.store.get(STRUCTURAL, file_key(self.repo_id, prefix))
-                if record is not None and isinstance(record.value, dict):
-                    found[prefix] = record.value
+                node = self._read_node(prefix)
+                if node is not None:
+                    found[prefix] = node
         return {p: n for p, n in found.items() if in_scope(p, self.scope)}
 
     def _remove(self, batch: Batch, path: str) -> None:
@@ -457,13 +458,12 @@ class IndexJob:
             state = self.state
             diff = apply_delta(self.store, state.update(self._changes, go_module))
         else:
-            state = self._building or self._staged_from_store()
-            writer = self._writer if state is self._building else None
-            if writer is not None:  # every node is written: read definitions back from now on
+            state, writer = self._building or self._staged_from_store(), self._writer
+            if writer is not None:  # built while parsing; every node is written now
                 state.flush_local(writer)
-                state.release_definitions(node_reader(self.store, self.repo_id))
+                state.release_definitions(self._read_node)
             diff = rebuild_projections(self.store, self.repo_id, state, go_module, writer)
-        state.release_definitions(node_reader(self.store, self.repo_id))
+        state.release_definitions(self._read_node)
         state.records = stored_views(self.store)  # written: the store answers from now on
         state.epoch = uuid.uuid4().hex
         self.state = state
