@@ -28,15 +28,26 @@ from typing import Final
 
 __all__ = ["identifiers"]
 
-# Comments and string literals, per language family. The branches start with "#", "/", a
-# quote, a backtick or "@" (string prefixes: a few letters before a quote), which lets the
-# scanner skip straight to candidates.
+# Comments and string literals, per language family. Every branch starts with a literal
+# character ("#", "/", a quote, a backtick, "@", the first letter of a string prefix), which
+# lets the scanner skip straight to candidates.
 _C_COMMENTS: Final = r"/(?:/[^\n]*|\*[\s\S]*?(?:\*/|\Z))"
 _DQ: Final = r'"(?:\\.|[^"\\\n])*"?'
 _SQ: Final = r"'(?:\\.|[^'\\\n])*'?"
 _CHAR: Final = r"'(?:\\.|[^'\\\n])'"  # one character: a Rust lifetime ('a) stays a name
 _TRIPLE: Final = r'"""[\s\S]*?(?:"""|\Z)'
 _BACKTICK: Final = r"`(?:\\.|[^`\\])*`?"
+
+
+def _prefixes(letters: str, rest: str) -> tuple[str, ...]:
+    """Branches matching a string prefix that starts a word: one per first letter.
+
+    A branch opening with ``\\b`` or a character class would make the scanner try every
+    position of the file; one opening with a literal keeps it jumping between candidates
+    (twice as fast on Python sources). The look-behind is ``\\b`` for bytes patterns.
+    """
+    return tuple(rf"{c}(?<![0-9A-Za-z_]{c}){rest}" for c in letters)
+
 
 _SKIP: Final[dict[str, tuple[str, ...]]] = {
     "python": (
@@ -45,7 +56,7 @@ _SKIP: Final[dict[str, tuple[str, ...]]] = {
         _TRIPLE,
         _DQ,
         _SQ,
-        r"\b[rRbBuUfF]{1,2}(?=['\"])",  # a string's prefix is no name
+        *_prefixes("rRbBuUfF", r"[rRbBuUfF]?(?=['\"])"),  # a string's prefix is no name
     ),
     "ecma": (_C_COMMENTS, _DQ, _SQ, _BACKTICK),
     "go": (_C_COMMENTS, _DQ, _CHAR, _BACKTICK),
@@ -57,7 +68,9 @@ _SKIP: Final[dict[str, tuple[str, ...]]] = {
         r'"(?<=R")([^(\s"]{0,16})\([\s\S]*?\)\1"',  # C++ raw string R"x(...)x"
         _DQ,
         _CHAR,
-        r'\b(?:[LuU]|u8)?R?(?=")',  # a string's encoding prefix is no name
+        # a string's encoding prefix is no name (L, u, U, u8, each optionally raw: R)
+        *_prefixes("LuU", r'(?:(?<=u)8)?R?(?=")'),
+        *_prefixes("R", r'(?=")'),
     ),
     "csharp": (_C_COMMENTS, _TRIPLE, r'@"(?:""|[^"])*"?', _DQ, _CHAR),
     "ruby": (r"^=begin\b[\s\S]*?(?:^=end\b[^\n]*|\Z)", r"\#[^\n]*", _DQ, _SQ, _BACKTICK),

@@ -90,6 +90,25 @@ def test_each_family_skips_its_comments_and_literals(language, source, names):
     [
         (
             "python",
+            b'x = rb"a" + Br\'b\' + u"c" + rbx"d" + (b) + b"e" + xb"f" + _u"g"',
+            {"x", "rbx", "b", "xb", "_u"},  # a prefix is 1-2 letters starting a word
+        ),
+        (
+            "cpp",
+            b'auto a = u8R"(in raw)"; auto b = RR"s" + LR"(raw)" + Lx"t" + u8"v" + U"w" + R;',
+            {"a", "b", "RR", "Lx", "R"},
+        ),
+    ],
+)
+def test_string_prefixes_are_not_names(language, source, names):
+    assert identifiers(source, language) == names
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "names"),
+    [
+        (
+            "python",
             b'x = f"a {first} {{no}} {obj.attr:{width}}" + rf\'{raw}\' + "{plain}"\n'
             b'y = f"""\n{multi}\n""" if x else elif_"{tail}"',
             {"x", "first", "obj", "attr", "width", "raw", "y", "multi", "elif_"},
