@@ -42,6 +42,7 @@ __all__ = [
     "AuthConfigError",
     "AuthError",
     "DangerousRootError",
+    "FeedTrimmedError",
     "IndexRunningError",
     "InvalidInputError",
     "InvalidKeyError",
@@ -265,6 +266,16 @@ class StoreFullError(StoreError):
 
     code = "store.full"
     default_hint = "Free disk space or raise the store's max_map_bytes; nothing stored was lost."
+
+
+class FeedTrimmedError(StoreError):
+    """Change-feed events a consumer asked for were trimmed (older than the feed's floor)."""
+
+    code = "store.feed_trimmed"
+    default_hint = (
+        "Rebuild what you derive from the records themselves, then follow the feed from "
+        "Store.last_seq()."
+    )
 
 
 class StoreUnavailableError(StoreError):

@@ -40,6 +40,7 @@ from typing import Final, Literal
 
 from repocontext.errors import (
     ArchiveCorruptError,
+    FeedTrimmedError,
     InvalidInputError,
     PathNotFoundError,
     RepoContextError,
@@ -331,10 +332,13 @@ class MemoryArchiver:
         if not self.path.exists():
             return True
         after = max(self.store.cursor(self._cursor), self._scanned)
-        while batch := self.store.changes(after=after, limit=_FEED_PAGE):
-            if any(change.tree == MEMORY for change in batch):
-                return True
-            after = batch[-1].seq
+        try:
+            while batch := self.store.changes(after=after, limit=_FEED_PAGE):
+                if any(change.tree == MEMORY for change in batch):
+                    return True
+                after = batch[-1].seq
+        except FeedTrimmedError:  # what changed since is unknown: export to be sure
+            return True
         self._scanned = after
         return False
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from repocontext.errors import InvalidInputError, InvalidKeyError, NotFoundError
+from repocontext.errors import FeedTrimmedError, InvalidInputError, InvalidKeyError, NotFoundError
 from repocontext.index.nodes import file_text
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
@@ -157,23 +157,10 @@ class SearchService:
             head = self.store.last_seq()
             if index.seq == 0 or index.seq > head:
                 return self._rebuild(repo_id, index, head)
-            files = family_prefix(repo_id, "file")
-            contents = family_prefix(repo_id, "content")
-            memory = family_prefix(repo_id, "mem")
-            paths: set[str] = set()
-            entries: set[str] = set()
-            after = index.seq
-            while batch := self.store.changes(after=after, limit=5000):
-                for change in batch:
-                    if change.key.startswith(files):
-                        paths.add(change.key[len(files) :])
-                    elif change.key.startswith(contents):
-                        paths.add(change.key[len(contents) :])
-                    elif change.key.startswith(memory):
-                        entries.add(change.key)
-                after = batch[-1].seq
-                if len(paths) > REBUILD_ABOVE:
-                    return self._rebuild(repo_id, index, head)
+            changed = self._changed_since(repo_id, index.seq)
+            if changed is None:
+                return self._rebuild(repo_id, index, head)
+            paths, entries, after = changed
             if after == index.seq:
                 return 0
             docs, gone = [], []
@@ -187,6 +174,34 @@ class SearchService:
                 note = memory_doc(record) if record is not None else None
                 (notes.append(note) if note is not None else forgotten.append(key))
             return index.apply(docs, gone, after, notes, forgotten)
+
+    def _changed_since(self, repo_id: str, seq: int) -> tuple[set[str], set[str], int] | None:
+        """The file paths and memory keys the feed names after ``seq``, and its last sequence.
+
+        ``None`` when a rebuild is due: more than :data:`REBUILD_ABOVE` files changed, or the
+        events after ``seq`` were trimmed from the feed.
+        """
+        files = family_prefix(repo_id, "file")
+        contents = family_prefix(repo_id, "content")
+        memory = family_prefix(repo_id, "mem")
+        paths: set[str] = set()
+        entries: set[str] = set()
+        after = seq
+        try:
+            while batch := self.store.changes(after=after, limit=5000):
+                for change in batch:
+                    if change.key.startswith(files):
+                        paths.add(change.key[len(files) :])
+                    elif change.key.startswith(contents):
+                        paths.add(change.key[len(contents) :])
+                    elif change.key.startswith(memory):
+                        entries.add(change.key)
+                after = batch[-1].seq
+                if len(paths) > REBUILD_ABOVE:
+                    return None
+        except FeedTrimmedError:  # fell behind the feed's retention: read the records
+            return None
+        return paths, entries, after
 
     def _at_head(self, repo_id: str) -> bool:
         with self._lock:

@@ -7,8 +7,8 @@ Public surface::
     store.put / merge_fields / set_flag / delete  writes, acknowledged once durable
     store.apply_update / export_update            CRDT exchange with other replicas
     store.batch(commit_every=N)                   bulk writes, acknowledged per commit
-    store.changes / cursor / save_cursor          the change feed
-    store.sweep() / Sweeper                       TTL expiry and tombstone compaction
+    store.changes / feed_floor / cursor / ...     the change feed (trimmed by the sweep)
+    store.sweep() / Sweeper                       TTL expiry, tombstone compaction, feed trim
     export_archive / import_archive               atomic archive files
 """
 

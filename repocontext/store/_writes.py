@@ -57,6 +57,8 @@ _U64: Final = struct.Struct(">Q")
 FEED_UPSERT: Final = 1
 FEED_DELETE: Final = 2
 FEED_OPS: Final = {FEED_UPSERT: "upsert", FEED_DELETE: "delete"}
+FEED_FLOOR: Final = b"feed-floor"
+"""Meta key: the highest sequence number trimmed from the feed (0: nothing trimmed)."""
 
 Op = Callable[["WriteContext"], Frame | None]
 """A queued write: runs inside a transaction, returns the frame it stored (None: no change)."""
@@ -417,6 +419,33 @@ def _require(spec: TreeSpec, mode: MergeMode, operation: str) -> None:
         raise MergeModeError(
             f"{operation} needs a {mode.value} tree; {spec.name} merges as {spec.mode.value}"
         )
+
+
+def trim_feed(txn: WriteTxn, *, before_ms: int, keep_events: int, limit: int) -> int:
+    """Drop the oldest change-feed entries; return how many events they held.
+
+    An entry goes when its newest event is older than ``before_ms`` or when more than
+    ``keep_events`` events are kept; whole entries (one per write transaction), oldest
+    first, at most ``limit`` of them. :data:`FEED_FLOOR` rises to the last sequence dropped.
+    """
+    head, floor = read_meta_int(txn, b"seq"), read_meta_int(txn, FEED_FLOOR)
+    dropped: list[bytes] = []
+    for key, raw in txn.iterate(FEED, b"", None):
+        if len(dropped) >= limit:
+            break
+        last = int(_U64.unpack(key)[0])
+        newest_ms = hlc_millis(msgpack.unpackb(raw, raw=False)[-1][2])
+        if newest_ms >= before_ms and head - floor <= keep_events:
+            break
+        dropped.append(key)
+        floor = last
+    for key in dropped:
+        txn.delete(FEED, key)
+    if not dropped:
+        return 0
+    before = read_meta_int(txn, FEED_FLOOR)
+    txn.put(META, FEED_FLOOR, _U64.pack(floor))
+    return floor - before
 
 
 def decode_feed_entry(raw: bytes) -> Iterator[tuple[int, int, str, int, str]]:

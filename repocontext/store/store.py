@@ -19,6 +19,7 @@ from typing import Final, TypeVar
 import msgpack
 
 from repocontext.errors import (
+    FeedTrimmedError,
     InvalidInputError,
     InvalidKeyError,
     InvalidTokenError,
@@ -52,6 +53,8 @@ __all__ = ["DEFAULT_MAX_VALUE_BYTES", "Store"]
 
 DEFAULT_MAX_VALUE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_TOMBSTONE_GRACE_SECONDS: Final = 7 * 24 * 3600
+DEFAULT_FEED_MAX_EVENTS: Final = 1_000_000
+"""Change-feed events kept at most (about 80 MB; a cold index of 25,000 files writes ~520,000)."""
 _CLIENT_ID_BITS: Final = 52
 _FENCE_REGISTER: Final = "fence"
 _T = TypeVar("_T")
@@ -67,12 +70,18 @@ class Store:
         clock: Clock | None = None,
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         tombstone_grace_seconds: float = DEFAULT_TOMBSTONE_GRACE_SECONDS,
+        feed_max_events: int = DEFAULT_FEED_MAX_EVENTS,
     ) -> None:
-        """Wrap an open backend (use :meth:`open` for the embedded LMDB store)."""
+        """Wrap an open backend (use :meth:`open` for the embedded LMDB store).
+
+        The sweep drops change-feed entries older than ``tombstone_grace_seconds`` and any
+        beyond the newest ``feed_max_events`` events (see :meth:`changes`).
+        """
         self.backend = backend
         self.clock: Clock = clock or SystemClock()
         self.max_value_bytes = max_value_bytes
         self.tombstone_grace_seconds = tombstone_grace_seconds
+        self.feed_max_events = feed_max_events
         self.client_id = self._replica_id()
         self.replica = f"{self.client_id:x}"
         self.ops = _OpFactory(self)
@@ -89,6 +98,7 @@ class Store:
         max_map_bytes: int | None = None,
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         tombstone_grace_seconds: float = DEFAULT_TOMBSTONE_GRACE_SECONDS,
+        feed_max_events: int = DEFAULT_FEED_MAX_EVENTS,
     ) -> Store:
         """Open (creating when writable) the LMDB store under ``data_dir/store``.
 
@@ -109,6 +119,7 @@ class Store:
             clock=clock,
             max_value_bytes=max_value_bytes,
             tombstone_grace_seconds=tombstone_grace_seconds,
+            feed_max_events=feed_max_events,
         )
 
     def __enter__(self) -> Store:
@@ -416,10 +427,22 @@ class Store:
     # -- feed, TTL, stats --------------------------------------------------------------
 
     def changes(self, after: int = 0, *, limit: int = 1000) -> list[Change]:
-        """Return change-feed events with ``seq > after``, oldest first."""
+        """Return change-feed events with ``seq > after``, oldest first.
+
+        Raises:
+            FeedTrimmedError: Events after ``after`` were already trimmed by a sweep (``after``
+                is below :meth:`feed_floor`): the caller must resynchronise from the records.
+        """
         start = w.seq_key(after + 1)
         changes: list[Change] = []
         with self.backend.read() as txn:
+            floor = _meta_int(txn.get(w.META, w.FEED_FLOOR))
+            if after < floor:
+                raise FeedTrimmedError(
+                    f"change-feed events {after + 1}..{floor} were trimmed (the feed keeps "
+                    f"{self.feed_max_events:,} events at most, each for "
+                    f"{self.tombstone_grace_seconds:g} s)"
+                )
             for _, raw in txn.iterate(w.FEED, start, None):
                 for seq, tag, op, hlc, key in w.decode_feed_entry(raw):
                     if seq > after:
@@ -428,11 +451,15 @@ class Store:
                     return changes[:limit]
         return changes
 
+    def feed_floor(self) -> int:
+        """Return the highest sequence number trimmed from the feed (0: none)."""
+        with self.backend.read() as txn:
+            return _meta_int(txn.get(w.META, w.FEED_FLOOR))
+
     def cursor(self, name: str) -> int:
         """Return the saved feed position of consumer ``name`` (0 when new)."""
         with self.backend.read() as txn:
-            raw = txn.get(w.META, b"cursor/" + name.encode())
-        return 0 if raw is None else int(struct.unpack(">Q", raw)[0])
+            return _meta_int(txn.get(w.META, b"cursor/" + name.encode()))
 
     def save_cursor(self, name: str, seq: int) -> None:
         """Durably record that consumer ``name`` has processed the feed up to ``seq``."""
@@ -443,11 +470,10 @@ class Store:
     def last_seq(self) -> int:
         """Return the highest sequence number handed out."""
         with self.backend.read() as txn:
-            raw = txn.get(w.META, b"seq")
-        return 0 if raw is None else int(struct.unpack(">Q", raw)[0])
+            return _meta_int(txn.get(w.META, b"seq"))
 
     def sweep(self, *, limit: int = 10_000) -> SweepReport:
-        """Tombstone expired records and compact tombstones older than the grace period."""
+        """Expire records, compact old tombstones and trim the feed (see :meth:`changes`)."""
         from repocontext.store.sweeper import sweep_once
 
         return sweep_once(self, limit=limit)
@@ -597,3 +623,7 @@ def _live_header(expires_ms: int | None, deleted: bool, now_ms: float) -> bool:
 def tombstone_millis(frame: Frame) -> int:
     """Return when a tombstone was made, in epoch milliseconds."""
     return hlc_millis(frame.hlc)
+
+
+def _meta_int(raw: bytes | None) -> int:
+    return 0 if raw is None else int(struct.unpack(">Q", raw)[0])

@@ -3,6 +3,7 @@
 Reads already hide expired records; the sweep makes the expiry durable (a tombstone that
 replicas and the change feed see) and reclaims space. A document tombstone that carries a
 fencing register is kept, so a fencing token can never move backwards after compaction.
+The same transaction trims the change feed to the grace period and the store's event cap.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ __all__ = ["Sweeper", "sweep_once"]
 
 
 def sweep_once(store: Store, *, limit: int = 10_000) -> SweepReport:
-    """Run one sweep of at most ``limit`` index entries in one transaction."""
+    """Run one sweep of at most ``limit`` index and feed entries each, in one transaction."""
     now_ms = int(store.clock.now() * 1000)
     grace_ms = int(store.tombstone_grace_seconds * 1000)
 
@@ -33,8 +34,11 @@ def sweep_once(store: Store, *, limit: int = 10_000) -> SweepReport:
         ctx = w.WriteContext(txn, store.client_id, now_ms, store.max_value_bytes)
         expired = _expire(ctx, now_ms, limit)
         compacted, kept = _compact(ctx, now_ms - grace_ms, limit)
+        trimmed = w.trim_feed(
+            ctx.txn, before_ms=now_ms - grace_ms, keep_events=store.feed_max_events, limit=limit
+        )
         ctx.finish()
-        return SweepReport(expired=expired, compacted=compacted, kept=kept)
+        return SweepReport(expired=expired, compacted=compacted, kept=kept, trimmed=trimmed)
 
     return store.backend.write(transaction)
 

@@ -80,11 +80,14 @@ class SweepReport:
         expired: Records turned into tombstones because their expiry passed.
         compacted: Tombstones removed after their grace period.
         kept: Tombstones kept because they carry a fencing register.
+        trimmed: Change-feed events dropped (older than the grace period, or beyond the
+            store's event cap).
     """
 
     expired: int = 0
     compacted: int = 0
     kept: int = 0
+    trimmed: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -275,6 +275,24 @@ def test_status_reports_the_file_its_age_and_pending_changes(
             archiver.status()
 
 
+def test_a_memory_change_hidden_by_a_trimmed_feed_still_counts_as_pending(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / ARCHIVE_NAME
+    with open_store(tmp_path / "data", clock) as store:
+        archiver = MemoryArchiver(store, path)
+        remember(store, 1)
+        archiver.export_now()
+        assert not archiver.status().pending
+        remember(store, 1, start=1)
+        store.put(STRUCTURAL, repo_key("later"), {"root": "/later"})  # a newer, unrelated event
+        store.feed_max_events = 1
+        assert store.sweep().trimmed > 0
+        assert archiver.status().pending
+        assert archiver.export_now().records == 2
+        assert not archiver.status().pending
+
+
 def test_a_restore_schedules_registered_repositories_only(tmp_path: Path, clock: FakeClock) -> None:
     path = tmp_path / ARCHIVE_NAME
     with open_store(tmp_path / "a", clock) as source:

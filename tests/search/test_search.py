@@ -100,6 +100,22 @@ def test_edits_and_deletions_reach_search_through_the_change_feed(workspace, rep
     assert all(h.path != "web/render.js" for h in workspace.search.search("demo", "widget").hits)
 
 
+def test_an_index_behind_the_trimmed_change_feed_is_rebuilt_from_the_records(
+    workspace, repo
+) -> None:
+    index = workspace.search.keyword_index("demo")
+    workspace.search.search("demo", "serve", k=3)
+    built = index.seq
+    (repo / "app/server.py").write_text("def trimmedFeedSurvivor():\n    pass\n")
+    workspace.bootstrap(repo, background=False)
+    workspace.store.feed_max_events = 0
+    assert workspace.store.sweep().trimmed > 0
+    assert workspace.store.feed_floor() > built  # the events since the index are gone
+    hits = workspace.search.search("demo", "trimmed feed survivor", k=3).hits
+    assert hits[0].path == "app/server.py"
+    assert workspace.search.keyword_index("demo").seq == workspace.store.last_seq()
+
+
 def test_a_deleted_index_file_is_rebuilt_from_the_store(workspace, tmp_path) -> None:
     before = [h.path for h in workspace.search.search("demo", "config", k=5).hits]
     workspace.search.close()
