@@ -433,12 +433,11 @@ def trim_feed(txn: WriteTxn, *, before_ms: int, keep_events: int, limit: int) ->
     for key, raw in txn.iterate(FEED, b"", None):
         if len(dropped) >= limit:
             break
-        last = int(_U64.unpack(key)[0])
-        newest_ms = hlc_millis(msgpack.unpackb(raw, raw=False)[-1][2])
-        if newest_ms >= before_ms and head - floor <= keep_events:
-            break
+        over_cap = head - floor > keep_events  # (then the entry is not decoded)
+        if not over_cap and hlc_millis(msgpack.unpackb(raw, raw=False)[-1][2]) >= before_ms:
+            break  # (entries are in time order: the rest are younger)
         dropped.append(key)
-        floor = last
+        floor = int(_U64.unpack(key)[0])
     for key in dropped:
         txn.delete(FEED, key)
     if not dropped:
