@@ -428,7 +428,8 @@ def trim_feed(txn: WriteTxn, *, before_ms: int, keep_events: int, limit: int) ->
     ``keep_events`` events are kept; whole entries (one per write transaction), oldest
     first, at most ``limit`` of them. :data:`FEED_FLOOR` rises to the last sequence dropped.
     """
-    head, floor = read_meta_int(txn, b"seq"), read_meta_int(txn, FEED_FLOOR)
+    head, start = read_meta_int(txn, b"seq"), read_meta_int(txn, FEED_FLOOR)
+    floor = start
     dropped: list[bytes] = []
     for key, raw in txn.iterate(FEED, b"", None):
         if len(dropped) >= limit:
@@ -440,11 +441,9 @@ def trim_feed(txn: WriteTxn, *, before_ms: int, keep_events: int, limit: int) ->
         floor = int(_U64.unpack(key)[0])
     for key in dropped:
         txn.delete(FEED, key)
-    if not dropped:
-        return 0
-    before = read_meta_int(txn, FEED_FLOOR)
-    txn.put(META, FEED_FLOOR, _U64.pack(floor))
-    return floor - before
+    if dropped:
+        txn.put(META, FEED_FLOOR, _U64.pack(floor))
+    return floor - start
 
 
 def decode_feed_entry(raw: bytes) -> Iterator[tuple[int, int, str, int, str]]:

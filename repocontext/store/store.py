@@ -8,7 +8,6 @@ and acknowledges each group only once it committed.
 from __future__ import annotations
 
 import base64
-import math
 import secrets
 import struct
 import zlib
@@ -20,17 +19,17 @@ import msgpack
 
 from repocontext.errors import (
     FeedTrimmedError,
-    InvalidInputError,
     InvalidKeyError,
     InvalidTokenError,
     MergeModeError,
     StoreUnavailableError,
 )
 from repocontext.store import _writes as w
+from repocontext.store._ops import OpFactory, check_patch
 from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, hlc_millis
-from repocontext.store.document import SEP, DocPatch, DocState, read_doc
+from repocontext.store.document import DocPatch, DocState, read_doc
 from repocontext.store.keys import key_bytes, validate_key
 from repocontext.store.lmdb_backend import DEFAULT_MAP_BYTES, LmdbBackend
 from repocontext.store.records import (
@@ -44,7 +43,6 @@ from repocontext.store.records import (
     decode_lww_packed,
     encode_update,
     frame_liveness,
-    pack,
 )
 from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, TreeSpec, tree_spec
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
@@ -84,7 +82,7 @@ class Store:
         self.feed_max_events = feed_max_events
         self.client_id = self._replica_id()
         self.replica = f"{self.client_id:x}"
-        self.ops = _OpFactory(self)
+        self.ops = OpFactory(self)
         """Validated write operations, for :class:`Batch` and the single-write methods."""
 
     @classmethod
@@ -346,7 +344,7 @@ class Store:
         def checked(live: DocState | None, stored: DocState | None) -> DocPatch | None:
             patch = decide(live, stored)
             if patch is not None:
-                _check_patch(patch)
+                check_patch(patch)
             return patch
 
         spec = tree_spec(tree)
@@ -439,8 +437,8 @@ class Store:
             floor = _meta_int(txn.get(w.META, w.FEED_FLOOR))
             if after < floor:
                 raise FeedTrimmedError(
-                    f"change-feed events {after + 1}..{floor} were trimmed (the feed keeps "
-                    f"{self.feed_max_events:,} events at most, each for "
+                    f"change-feed events {after + 1}..{floor} were trimmed (the feed keeps at "
+                    f"most {self.feed_max_events:,} events, none older than "
                     f"{self.tombstone_grace_seconds:g} s)"
                 )
             for _, raw in txn.iterate(w.FEED, start, None):
@@ -530,73 +528,6 @@ class Store:
         if tag != spec.tag or crc != zlib.crc32(prefix.encode()) or not isinstance(last, bytes):
             raise InvalidTokenError("the continuation token belongs to another scan")
         return last + b"\x00"
-
-
-class _OpFactory:
-    """Builds validated write operations bound to one store's settings."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    def put_row(
-        self,
-        tree: str,
-        key: str,
-        value: Value,
-        ttl_seconds: float | None = None,
-        packed: bytes | None = None,
-        key_checked: bool = False,
-    ) -> tuple[TreeSpec, w.PutRow]:
-        spec = TREES.get(tree) or tree_spec(tree)
-        expiry = None if ttl_seconds is None else self._expiry(ttl_seconds)
-        limit = self._store.max_value_bytes
-        return spec, w.prepare_put(spec, key, value, expiry, limit, packed, key_checked)
-
-    def merge_fields(self, tree: str, key: str, patch: DocPatch) -> w.Op:
-        _check_patch(patch)
-        return w.op_merge_fields(tree_spec(tree), validate_key(key), patch)
-
-    def set_flag(self, tree: str, key: str, present: bool) -> w.Op:
-        return w.op_set_flag(tree_spec(tree), validate_key(key), present)
-
-    def delete(self, tree: str, key: str) -> w.Op:
-        return w.op_delete(tree_spec(tree), validate_key(key))
-
-    def apply_update(self, tree: str, key: str, update: bytes) -> w.Op:
-        return w.op_apply_update(tree_spec(tree), validate_key(key), update)
-
-    def _expiry(self, ttl_seconds: float | None) -> int | None:
-        if ttl_seconds is None:
-            return None
-        if not math.isfinite(ttl_seconds) or ttl_seconds <= 0:
-            raise InvalidInputError(
-                f"ttlSeconds must be a positive number, got {ttl_seconds!r}",
-                hint="Omit the TTL for a durable record.",
-            )
-        return int((self._store.clock.now() + ttl_seconds) * 1000)
-
-
-def _check_patch(patch: DocPatch) -> None:
-    names = [*patch.set_fields, *patch.add, *patch.remove, *patch.raise_max]
-    for name in names:
-        if not isinstance(name, str) or not name or SEP in name or name.startswith("_"):
-            raise InvalidInputError(
-                f"field, set or register name {name!r} is invalid",
-                hint="Names are non-empty, do not start with '_' and hold no \\x1f.",
-            )
-    for elements in (*patch.add.values(), *patch.remove.values()):
-        if isinstance(elements, str) or not all(isinstance(e, str) and e for e in elements):
-            raise InvalidInputError("set elements must be a list of non-empty strings")
-    if any(not isinstance(v, int) or isinstance(v, bool) for v in patch.raise_max.values()):
-        raise InvalidInputError("register values must be integers")
-    for name, value in patch.set_fields.items():
-        try:
-            pack(value)
-        except (TypeError, ValueError, OverflowError) as exc:
-            raise InvalidInputError(
-                f"field {name!r} cannot be stored: {exc}",
-                hint="Values are None, bool, int, float, str, bytes, lists and str-keyed dicts.",
-            ) from exc
 
 
 def _token(spec: TreeSpec, prefix: str, last: bytes) -> str:
