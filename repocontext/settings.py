@@ -57,6 +57,8 @@ class Settings(BaseSettings):
         archive_restore: Restore memory from the archive at start: ``auto`` (only when memory
             is empty), ``always`` (merge every time) or ``off``.
         max_file_bytes: Files larger than this are indexed as nodes without content.
+        feed_max_events: Change-feed events the store keeps at most (the TTL sweep trims the
+            oldest; a consumer that falls behind rebuilds from the records).
         access_log: Write one structured (JSON) log line per HTTP request.
     """
 
@@ -87,6 +89,7 @@ class Settings(BaseSettings):
     archive_interval_seconds: float = Field(default=300.0, ge=30.0)
     archive_restore: Literal["auto", "always", "off"] = "auto"
     max_file_bytes: int = Field(default=1_000_000, ge=1)
+    feed_max_events: int = Field(default=1_000_000, ge=1000)
     access_log: bool = True
 
     @model_validator(mode="before")

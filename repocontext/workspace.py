@@ -192,7 +192,12 @@ class Workspace:
             StoreUnavailableError: The store cannot be opened.
         """
         clock = clock or SystemClock()
-        store = Store.open(settings.data_dir, read_only=read_only, clock=clock)
+        store = Store.open(
+            settings.data_dir,
+            read_only=read_only,
+            clock=clock,
+            feed_max_events=settings.feed_max_events,
+        )
         return cls(settings, store, clock)
 
     def __enter__(self) -> Workspace:

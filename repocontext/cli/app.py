@@ -203,6 +203,13 @@ def serve(
             help="Larger files are indexed without content (env REPOCONTEXT_MAX_FILE_BYTES)."
         ),
     ] = None,
+    feed_max_events: Annotated[
+        int | None,
+        typer.Option(
+            help="Change-feed events the store keeps at most; the sweep trims the oldest"
+            " (env REPOCONTEXT_FEED_MAX_EVENTS).",
+        ),
+    ] = None,
     claim_default_lease: Annotated[
         float | None,
         typer.Option(
@@ -246,6 +253,7 @@ def serve(
             archive_interval_seconds=archive_interval,
             archive_restore=archive_restore.value if archive_restore else None,
             max_file_bytes=max_file_bytes,
+            feed_max_events=feed_max_events,
             claim_default_lease_seconds=claim_default_lease,
             claim_max_lease_seconds=claim_max_lease,
             access_log=access_log,

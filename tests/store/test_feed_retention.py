@@ -1,10 +1,13 @@
 """The sweep trims the change feed; a consumer behind the trimmed part is told, never misled."""
 
 import pytest
+from pydantic import ValidationError
 
 from repocontext.errors import FeedTrimmedError
+from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, Store
 from repocontext.store.keys import file_key
+from repocontext.workspace import Workspace
 
 
 def put_batches(store: Store, batches: int, size: int, tag: str = "f") -> None:
@@ -54,3 +57,16 @@ def test_a_young_feed_under_the_cap_is_kept_whole(store):
     assert store.sweep().trimmed == 0
     assert store.feed_floor() == 0
     assert len(store.changes()) == 12
+
+
+def test_the_workspace_setting_reaches_the_store_and_its_sweep(tmp_path):
+    settings = Settings(
+        data_dir=tmp_path / "data", embedder="off", reconcile="off", feed_max_events=1000
+    )
+    with Workspace.open(settings) as workspace:
+        assert workspace.store.feed_max_events == 1000
+        put_batches(workspace.store, 3, 600)
+        assert workspace.sweep().trimmed == 1200  # whole entries until at most 1000 are left
+        assert workspace.store.feed_floor() == 1200
+    with pytest.raises(ValidationError):
+        Settings(feed_max_events=10)
