@@ -60,7 +60,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Index a repository in the foreground, with a progress bar (incremental on reruns).
 
         The embedding pass that follows (setting ``embedder``) is waited for, so the command
-        ends with search fully ready.
+        ends with search fully ready; then the store is swept once (expired records, old
+        tombstones, the change feed's bound), as a server does every minute.
         """
         with fail_cleanly():
             root = path.expanduser().resolve()
@@ -78,6 +79,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         )
                 workspace.semantic.wait(status.repo_id)
                 status = workspace.index.status(status.repo_id)
+                workspace.sweep()  # what a server's sweeper does: TTLs, the feed's bound
             emit(dataclasses.asdict(status), as_json, _status_text)
 
     @app.command()

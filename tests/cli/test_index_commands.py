@@ -5,6 +5,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from repocontext.cli import app
+from repocontext.store import Store
 
 runner = CliRunner()
 
@@ -68,3 +69,17 @@ def test_errors_exit_non_zero_with_a_code_and_hint(tmp_path):
     assert missing.exit_code == 1 and "repo.not_found" in missing.output
     root = runner.invoke(app, ["index", "/", "--data-dir", data])
     assert root.exit_code == 1 and "path.dangerous_root" in root.output
+
+
+def test_index_sweeps_the_store_so_the_change_feed_stays_bounded(tmp_path, monkeypatch):
+    repo = tmp_path / "many"
+    (repo / "pkg").mkdir(parents=True)
+    for i in range(250):
+        body = "".join(f"def f{i}_{j}(x):\n    return x + {j}\n\n\n" for j in range(3))
+        (repo / "pkg" / f"m{i}.py").write_text(body)
+    data = tmp_path / "data"
+    monkeypatch.setenv("REPOCONTEXT_FEED_MAX_EVENTS", "1000")
+    status = json.loads(invoke("index", str(repo), "--data-dir", str(data), "--json"))
+    assert status["counters"]["filesAdded"] == 250
+    with Store.open(data) as store:
+        assert store.last_seq() - store.feed_floor() <= 1000 < store.last_seq()
