@@ -60,7 +60,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Index a repository in the foreground, with a progress bar (incremental on reruns).
 
         The embedding pass that follows (setting ``embedder``) is waited for, so the command
-        ends with search fully ready; then the store is swept once (expired records, old
+        ends with search fully ready. The store is swept once first (expired records, old
         tombstones, the change feed's bound), as a server does every minute.
         """
         with fail_cleanly():
@@ -70,6 +70,9 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 include_globs=tuple(include or ()), exclude_globs=tuple(exclude or ())
             )
             with Workspace.open(settings) as workspace:
+                # What a server's sweeper does every minute (TTLs, old tombstones, the change
+                # feed's bound), before this run adds to the feed.
+                workspace.sweep()
                 if as_json:
                     status = workspace.bootstrap(root, repo_id, options, background=False)
                 else:
@@ -79,7 +82,6 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         )
                 workspace.semantic.wait(status.repo_id)
                 status = workspace.index.status(status.repo_id)
-                workspace.sweep()  # what a server's sweeper does: TTLs, the feed's bound
             emit(dataclasses.asdict(status), as_json, _status_text)
 
     @app.command()
