@@ -36,6 +36,7 @@ def doctor_report(settings: Settings) -> _Report:
         "engine": stats.engine,
         "replica": stats.replica,
         "lastSeq": stats.last_seq,
+        "feedFloor": stats.feed_floor,
         "mapBytes": stats.map_bytes,
         "usedBytes": stats.used_bytes,
         "fileBytes": stats.file_bytes,
@@ -57,7 +58,10 @@ def render_text(report: _Report) -> str:
         lines.append(f"{'':<12} `repocontext serve` creates it on first start")
         return "\n".join(lines)
     lines.append(f"{'store':<12} {store['path']} ({store['engine']}, replica {store['replica']})")
-    lines.append(f"{'':<12} last seq {store['lastSeq']}, {store['fileBytes']} bytes on disk")
+    feed = f"change feed after seq {store['feedFloor']}" if store["feedFloor"] else "whole feed"
+    lines.append(
+        f"{'':<12} last seq {store['lastSeq']} ({feed}), {store['fileBytes']} bytes on disk"
+    )
     lines.extend(f"{'':<12} {tree}: {count}" for tree, count in _items(store["records"]))
     return "\n".join(lines)
 

@@ -488,6 +488,7 @@ class Store:
             used_bytes=raw.used_bytes,
             file_bytes=raw.file_bytes,
             records={name: n for name, n in raw.entries.items() if name in TREES},
+            feed_floor=self.feed_floor(),
         )
 
     # -- internals ---------------------------------------------------------------------

@@ -103,6 +103,8 @@ class StoreStats:
         used_bytes: Bytes of pages in use.
         file_bytes: Bytes the data file takes on disk.
         records: Keys per tree (tombstones included).
+        feed_floor: Highest sequence trimmed from the change feed (0: none); the feed holds
+            the events after it.
     """
 
     path: str
@@ -113,3 +115,4 @@ class StoreStats:
     used_bytes: int
     file_bytes: int
     records: dict[str, int] = field(default_factory=dict)
+    feed_floor: int = 0

@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 from repocontext.cli import app
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL
+from repocontext.store.keys import file_key
 from repocontext.workspace import Workspace
 
 runner = CliRunner()
@@ -25,6 +26,19 @@ def test_doctor_json_shows_versions_data_dir_and_store_stats(tmp_path: Path) -> 
     assert store["path"] == str(tmp_path / "data" / "store")
     assert store["records"][STRUCTURAL] == 1
     assert store["lastSeq"] >= 1
+    assert store["feedFloor"] == 0
+
+
+def test_doctor_shows_where_a_trimmed_change_feed_starts(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=tmp_path, feed_max_events=1000)
+    with Workspace.open(settings) as ws:
+        with ws.store.batch(commit_every=600) as batch:
+            for i in range(1200):
+                batch.put(STRUCTURAL, file_key("r", f"f{i}"), i)
+        ws.sweep()
+    result = runner.invoke(app, ["doctor", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    assert "last seq 1200 (change feed after seq 600)" in result.stdout
 
 
 def test_doctor_text_lists_the_store_trees(tmp_path: Path) -> None:
