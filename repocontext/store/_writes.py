@@ -21,7 +21,7 @@ from repocontext.errors import (
     MergeModeError,
     ValueTooLargeError,
 )
-from repocontext.store.backend import WriteTxn
+from repocontext.store.backend import ReadTxn, WriteTxn
 from repocontext.store.clock import hlc_millis, next_hlc
 from repocontext.store.document import (
     DocMeta,
@@ -64,7 +64,7 @@ Op = Callable[["WriteContext"], Frame | None]
 """A queued write: runs inside a transaction, returns the frame it stored (None: no change)."""
 
 
-def read_meta_int(txn: WriteTxn, name: bytes) -> int:
+def read_meta_int(txn: ReadTxn, name: bytes) -> int:
     """Return an integer from the meta tree (0 when unset)."""
     raw = txn.get(META, name)
     return 0 if raw is None else int(_U64.unpack(raw)[0])

@@ -434,7 +434,7 @@ class Store:
         start = w.seq_key(after + 1)
         changes: list[Change] = []
         with self.backend.read() as txn:
-            floor = _meta_int(txn.get(w.META, w.FEED_FLOOR))
+            floor = w.read_meta_int(txn, w.FEED_FLOOR)
             if after < floor:
                 raise FeedTrimmedError(
                     f"change-feed events {after + 1}..{floor} were trimmed (the feed keeps at "
@@ -452,12 +452,12 @@ class Store:
     def feed_floor(self) -> int:
         """Return the highest sequence number trimmed from the feed (0: none)."""
         with self.backend.read() as txn:
-            return _meta_int(txn.get(w.META, w.FEED_FLOOR))
+            return w.read_meta_int(txn, w.FEED_FLOOR)
 
     def cursor(self, name: str) -> int:
         """Return the saved feed position of consumer ``name`` (0 when new)."""
         with self.backend.read() as txn:
-            return _meta_int(txn.get(w.META, b"cursor/" + name.encode()))
+            return w.read_meta_int(txn, b"cursor/" + name.encode())
 
     def save_cursor(self, name: str, seq: int) -> None:
         """Durably record that consumer ``name`` has processed the feed up to ``seq``."""
@@ -468,7 +468,7 @@ class Store:
     def last_seq(self) -> int:
         """Return the highest sequence number handed out."""
         with self.backend.read() as txn:
-            return _meta_int(txn.get(w.META, b"seq"))
+            return w.read_meta_int(txn, b"seq")
 
     def sweep(self, *, limit: int = 10_000) -> SweepReport:
         """Expire records, compact old tombstones and trim the feed (see :meth:`changes`)."""
@@ -555,7 +555,3 @@ def _live_header(expires_ms: int | None, deleted: bool, now_ms: float) -> bool:
 def tombstone_millis(frame: Frame) -> int:
     """Return when a tombstone was made, in epoch milliseconds."""
     return hlc_millis(frame.hlc)
-
-
-def _meta_int(raw: bytes | None) -> int:
-    return 0 if raw is None else int(struct.unpack(">Q", raw)[0])
