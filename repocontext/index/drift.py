@@ -7,6 +7,7 @@ covering test of a changed or removed file, from the stored reverse projection.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,11 +16,11 @@ from typing import Any
 from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
 from repocontext.index.fingerprint import git_blob_id, is_binary_file
 from repocontext.index.nodes import stat_matches
-from repocontext.index.walk import WalkOptions, walk
+from repocontext.index.walk import WalkOptions, keyable_entries, resolve_path, walk
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
 
-__all__ = ["DriftReport", "ImpactedFile", "detect_drift", "scope_prefix"]
+__all__ = ["DriftReport", "ImpactedFile", "detect_drift", "scope_matches", "scope_prefix"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,9 @@ class DriftReport:
 def scope_prefix(root: Path, scope: str | None) -> str:
     """Turn a caller's scope path into a repository-relative prefix ("" for everything).
 
+    An existing directory gets a trailing ``/``; any other path is returned bare and means
+    that file, or that directory if it no longer exists (see :func:`scope_matches`).
+
     Raises:
         PathOutsideWorkspaceError: The scope resolves outside the indexed root.
         InvalidInputError: The scope is not a usable path.
@@ -63,7 +67,7 @@ def scope_prefix(root: Path, scope: str | None) -> str:
     if "\x00" in scope:
         raise InvalidInputError("the scope path holds a NUL byte")
     candidate = Path(scope)
-    full = (candidate if candidate.is_absolute() else root / candidate).resolve()
+    full = resolve_path(candidate if candidate.is_absolute() else root / candidate)
     if not full.is_relative_to(root):
         raise PathOutsideWorkspaceError(
             f"scope {scope!r} resolves outside the indexed root {root}",
@@ -73,6 +77,13 @@ def scope_prefix(root: Path, scope: str | None) -> str:
     if rel == ".":
         return ""
     return rel + "/" if full.is_dir() else rel
+
+
+def scope_matches(path: str, prefix: str) -> bool:
+    """Whether ``path`` is inside a :func:`scope_prefix` result (a path, not a string prefix)."""
+    if not prefix or path == prefix:
+        return True
+    return path.startswith(prefix if prefix.endswith("/") else prefix + "/")
 
 
 def detect_drift(
@@ -91,8 +102,12 @@ def detect_drift(
     """
     started = time.perf_counter()
     prefix = scope_prefix(root, scope)
-    result = walk(root, options)
-    entries = [e for e in result.entries if e.path.startswith(prefix)]
+    result = walk(root, options, scope=[prefix] if prefix.endswith("/") or not prefix else None)
+    entries = [
+        e
+        for e in keyable_entries(result, repo_id).entries
+        if scope_matches(e.path, prefix) and _readable(root / e.path)
+    ]
     added: list[str] = []
     updated: list[str] = []
     skip_binary = (options or WalkOptions()).exclude_binary
@@ -110,7 +125,7 @@ def detect_drift(
             if blob != node.get("blobId"):
                 updated.append(entry.path)
     on_disk = {e.path for e in entries}
-    removed = sorted(p for p in nodes if p.startswith(prefix) and p not in on_disk)
+    removed = sorted(p for p in nodes if scope_matches(p, prefix) and p not in on_disk)
     changed = set(added) | set(updated) | set(removed)
     impacted = _impacted(store, repo_id, sorted(set(updated) | set(removed)), changed)
     return DriftReport(
@@ -121,6 +136,11 @@ def detect_drift(
         checked_files=len(entries),
         elapsed_ms=int((time.perf_counter() - started) * 1000),
     )
+
+
+def _readable(path: Path) -> bool:
+    """Whether the index could read the file (one it can't is skipped, so it is no change)."""
+    return os.access(path, os.R_OK)
 
 
 def _impacted(

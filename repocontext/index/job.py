@@ -40,7 +40,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Final
 
-from repocontext.errors import InvalidKeyError, RepoContextError
+from repocontext.errors import RepoContextError
 from repocontext.index._collector import collector_paused
 from repocontext.index.digests import stored_views, unheld
 from repocontext.index.extract import Extracted, extract_many, worker_started
@@ -64,7 +64,14 @@ from repocontext.index.projection_writer import (
     projection_stamp,
     rebuild_projections,
 )
-from repocontext.index.walk import WalkEntry, WalkIssue, WalkOptions, WalkResult, in_scope, walk
+from repocontext.index.walk import (
+    WalkEntry,
+    WalkOptions,
+    WalkResult,
+    in_scope,
+    keyable_entries,
+    walk,
+)
 from repocontext.store import CONTENT, STRUCTURAL, Batch, Clock, Store, Value
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
@@ -234,26 +241,13 @@ class IndexJob:
     # -- phases ------------------------------------------------------------------------
 
     def _run(self) -> None:
-        result = self._keyable(walk(self.root, self.options, scope=self.scope))
+        result = keyable_entries(walk(self.root, self.options, scope=self.scope), self.repo_id)
         self.progress.files_skipped = len(result.issues)
         self.progress.issues = [{"path": i.path, "reason": i.reason} for i in result.issues]
         changed = self._ingest(result)
         if changed or self._repo().get("projectionsDirty"):
             self._project()
         self._finish(result, changed)
-
-    def _keyable(self, result: WalkResult) -> WalkResult:
-        """Drop files whose path no key can hold (control characters, too long)."""
-        entries, issues = [], list(result.issues)
-        for entry in result.entries:
-            try:
-                file_key(self.repo_id, entry.path)
-                content_key(self.repo_id, entry.path)
-            except InvalidKeyError:
-                issues.append(WalkIssue(entry.path, "invalid_path"))
-                continue
-            entries.append(entry)
-        return WalkResult(entries, issues, result.git)
 
     def _ingest(self, result: WalkResult) -> bool:
         progress = self.progress

@@ -5,15 +5,20 @@
 * Elsewhere the tree is walked and every ``.gitignore`` on the way applies below its directory
   (gitignore semantics from :mod:`pathspec`).
 * ``.git`` is always skipped; include/exclude globs (gitwildmatch patterns) filter the list.
+* A root inside a git work tree (a subdirectory of a repository) gets git's view too, unless
+  the repository's rules ignore the root itself (then its files are walked).
 * A symlink is followed only when it resolves to a file inside the root; one that leaves the
-  root, dangles or points at a directory is reported as an issue and skipped.
-* Files that vanish or cannot be stat-ed are reported, never fatal.
+  root, dangles, loops or points at a directory is reported as an issue and skipped.
+* Files that vanish or cannot be stat-ed, directories that cannot be listed and names that
+  are not valid UTF-8 are reported, never fatal. A file git lists that is missing from the
+  work tree (deleted, not yet committed) is simply absent.
 
 The walk only stats files; reading them (digests, binary detection, parsing) is the job's.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -24,9 +29,10 @@ from typing import Final
 
 import pathspec
 
-from repocontext.errors import DangerousRootError, PathNotFoundError
+from repocontext.errors import DangerousRootError, InvalidKeyError, PathNotFoundError
 from repocontext.index.model import pickled_by_fields
 from repocontext.store import Value
+from repocontext.store.keys import content_key, file_key
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -37,7 +43,10 @@ __all__ = [
     "check_root",
     "in_scope",
     "is_git_worktree",
+    "keyable_entries",
+    "printable_path",
     "refuse_dangerous",
+    "resolve_path",
     "walk",
 ]
 
@@ -132,11 +141,26 @@ def check_root(root: Path) -> Path:
         PathNotFoundError: The root is not an existing directory.
         DangerousRootError: The root is the filesystem root or the home directory.
     """
-    resolved = Path(root).expanduser().resolve()
+    resolved = resolve_path(root)
     refuse_dangerous(resolved)
     if not resolved.is_dir():
         raise PathNotFoundError(f"{resolved} is not an existing directory")
     return resolved
+
+
+def resolve_path(path: Path | str) -> Path:
+    """``path`` made absolute with ``~`` expanded and every symlink resolved.
+
+    Raises:
+        PathNotFoundError: The path runs into a symlink loop.
+    """
+    try:
+        return Path(path).expanduser().resolve()
+    except (RuntimeError, OSError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
+        raise PathNotFoundError(
+            f"{path} cannot be resolved: {exc}",
+            hint="The path runs into a symlink loop; point at a real directory.",
+        ) from exc
 
 
 def refuse_dangerous(resolved: Path) -> None:
@@ -153,18 +177,35 @@ def refuse_dangerous(resolved: Path) -> None:
 
 
 def is_git_worktree(root: Path) -> bool:
-    """Return True when ``root`` is the top of a git work tree."""
+    """Return True when git lists the files of ``root``.
+
+    That is, ``root`` is the top of a git work tree or a directory inside one that the
+    repository's ignore rules do not ignore (``git ls-files`` lists nothing under an ignored
+    directory, so one is walked instead).
+    """
+    out = _git(root, "rev-parse", "--show-toplevel", "--show-prefix")
+    if out is None:
+        return False
+    top, _, prefix = out.partition("\n")
+    prefix = prefix.strip("\n")
+    if not prefix:
+        return Path(top).resolve() == root.resolve()
+    return _git(Path(top), "check-ignore", "-q", "--", prefix) is None
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    """Run a git command in ``cwd``: its output, or ``None`` when it fails."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            ["git", "-C", str(cwd), *args],
             capture_output=True,
             text=True,
             timeout=_GIT_TIMEOUT,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return False
-    return out.returncode == 0 and Path(out.stdout.strip()).resolve() == root.resolve()
+        return None
+    return out.stdout if out.returncode == 0 else None
 
 
 def walk(
@@ -187,22 +228,58 @@ def walk(
     root = check_root(root)
     git = is_git_worktree(root)
     prefixes = None if scope is None or "" in scope else sorted(set(scope))
+    issues: list[WalkIssue] = []
     if git:
-        candidates = _git_files(root, options, prefixes)
+        candidates = _git_files(root, options, prefixes, issues)
     elif prefixes is None:
-        candidates = _walk_files(root, options)
+        candidates = _walk_files(root, options, issues)
     else:
-        candidates = [rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix)]
+        candidates = [
+            rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix, issues)
+        ]
     keep = _filter(options)
     entries: list[WalkEntry] = []
-    issues: list[WalkIssue] = []
     for rel in sorted(set(candidates)):
         if not keep(rel) or not in_scope(rel, prefixes):
             continue
-        entry = _stat_entry(root, rel, options, issues)
+        if not _is_utf8(rel):
+            issues.append(WalkIssue(printable_path(rel), "undecodable_name"))
+            continue
+        entry = _stat_entry(root, rel, options, issues, listed_by_git=git)
         if entry is not None:
             entries.append(entry)
     return WalkResult(entries, issues, git)
+
+
+def keyable_entries(result: WalkResult, repo_id: str) -> WalkResult:
+    """``result`` without the files whose path no store key can hold.
+
+    Control characters, or a path too long for ``repo_id``'s keys: each such file becomes an
+    ``invalid_path`` issue.
+    """
+    entries, issues = [], list(result.issues)
+    for entry in result.entries:
+        try:
+            file_key(repo_id, entry.path)
+            content_key(repo_id, entry.path)
+        except InvalidKeyError:
+            issues.append(WalkIssue(entry.path, "invalid_path"))
+            continue
+        entries.append(entry)
+    return WalkResult(entries, issues, result.git)
+
+
+def printable_path(rel: str) -> str:
+    """``rel`` with the bytes of a name that is not valid UTF-8 written as escapes."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:  # a name decoded with surrogateescape
+        return False
+    return True
 
 
 def in_scope(path: str, prefixes: Sequence[str] | None) -> bool:
@@ -212,7 +289,9 @@ def in_scope(path: str, prefixes: Sequence[str] | None) -> bool:
     return any(path == p or (p.endswith("/") and path.startswith(p)) or not p for p in prefixes)
 
 
-def _git_files(root: Path, options: WalkOptions, prefixes: Sequence[str] | None) -> list[str]:
+def _git_files(
+    root: Path, options: WalkOptions, prefixes: Sequence[str] | None, issues: list[WalkIssue]
+) -> list[str]:
     args = ["git", "--literal-pathspecs", "-C", str(root), "ls-files", "-co", "-z"]
     if options.respect_gitignore:
         args.append("--exclude-standard")
@@ -221,13 +300,15 @@ def _git_files(root: Path, options: WalkOptions, prefixes: Sequence[str] | None)
     out = subprocess.run(args, capture_output=True, timeout=_GIT_TIMEOUT, check=False)
     if out.returncode != 0:
         if prefixes is None:
-            return _walk_files(root, options)
-        return [rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix)]
+            return _walk_files(root, options, issues)
+        return [rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix, issues)]
     names = out.stdout.decode("utf-8", "surrogateescape").split("\0")
     return [n for n in names if n and not _in_git_dir(n)]
 
 
-def _walk_prefix(root: Path, options: WalkOptions, prefix: str) -> list[str]:
+def _walk_prefix(
+    root: Path, options: WalkOptions, prefix: str, issues: list[WalkIssue]
+) -> list[str]:
     """The files under one scope prefix, with the .gitignore files above it applied."""
     parts = prefix.rstrip("/").split("/")
     specs: dict[str, pathspec.GitIgnoreSpec] = {}
@@ -242,19 +323,25 @@ def _walk_prefix(root: Path, options: WalkOptions, prefix: str) -> list[str]:
         return [] if _ignored(prefix, specs) or not os.path.lexists(root / prefix) else [prefix]
     if _ignored(prefix, specs):
         return []
-    return _walk_files(root, options, start=prefix.rstrip("/"), specs=specs)
+    return _walk_files(root, options, issues, start=prefix.rstrip("/"), specs=specs)
 
 
 def _walk_files(
     root: Path,
     options: WalkOptions,
+    issues: list[WalkIssue],
     *,
     start: str = "",
     specs: dict[str, pathspec.GitIgnoreSpec] | None = None,
 ) -> list[str]:
     found: list[str] = []
     specs = {} if specs is None else specs
-    for dirpath, dirnames, filenames in os.walk(root / start, followlinks=False):
+
+    def unlisted(error: OSError) -> None:
+        where = Path(error.filename or root).relative_to(root).as_posix()
+        issues.append(WalkIssue(printable_path(where), f"unreadable: {error.strerror}"))
+
+    for dirpath, dirnames, filenames in os.walk(root / start, onerror=unlisted, followlinks=False):
         rel_dir = Path(dirpath).relative_to(root).as_posix()
         rel_dir = "" if rel_dir == "." else rel_dir
         if options.respect_gitignore:
@@ -264,6 +351,12 @@ def _walk_files(
             for d in dirnames
             if d != ".git" and not _ignored(f"{rel_dir}/{d}".lstrip("/") + "/", specs)
         )
+        # A symlink to a directory is not descended into: it goes to the stat step, which
+        # reports it (as git's listing does), instead of vanishing from the walk.
+        linked = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+        if linked:
+            dirnames[:] = [d for d in dirnames if d not in linked]
+            found.extend(f"{rel_dir}/{d}".lstrip("/") for d in linked)
         found.extend(
             rel for name in filenames if not _ignored(rel := f"{rel_dir}/{name}".lstrip("/"), specs)
         )
@@ -318,11 +411,19 @@ def _in_git_dir(rel: str) -> bool:
 
 
 def _stat_entry(
-    root: Path, rel: str, options: WalkOptions, issues: list[WalkIssue]
+    root: Path, rel: str, options: WalkOptions, issues: list[WalkIssue], *, listed_by_git: bool
 ) -> WalkEntry | None:
     full = root / rel
     try:
         info = full.lstat()
+    except FileNotFoundError:
+        if not listed_by_git:  # git also lists tracked files deleted from the work tree
+            issues.append(WalkIssue(rel, "vanished"))
+        return None
+    except OSError as exc:
+        issues.append(WalkIssue(rel, f"unreadable: {exc.strerror}"))
+        return None
+    try:
         if stat.S_ISLNK(info.st_mode):
             target = full.resolve()
             if not target.is_relative_to(root):
@@ -332,11 +433,15 @@ def _stat_entry(
         if not stat.S_ISREG(info.st_mode):
             issues.append(WalkIssue(rel, "not_a_file"))
             return None
+    except RuntimeError:  # Path.resolve of a symlink loop (Python 3.11)
+        issues.append(WalkIssue(rel, "symlink_loop"))
+        return None
     except FileNotFoundError:
-        issues.append(WalkIssue(rel, "vanished"))
+        issues.append(WalkIssue(rel, "dangling_symlink"))
         return None
     except OSError as exc:
-        issues.append(WalkIssue(rel, f"unreadable: {exc.strerror}"))
+        reason = "symlink_loop" if exc.errno == errno.ELOOP else f"unreadable: {exc.strerror}"
+        issues.append(WalkIssue(rel, reason))
         return None
     return WalkEntry(
         rel, info.st_size, info.st_mtime_ns, info.st_ino, info.st_size > options.max_file_bytes

@@ -40,6 +40,34 @@ def test_changed_can_be_scoped_to_a_directory_or_file(workspace, repo):
     assert workspace.index.changed("demo", "pkg/util.py").updated == ["pkg/util.py"]
 
 
+def test_a_scope_is_a_path_not_a_string_prefix(workspace, repo):
+    (repo / "pkg/sub").mkdir()
+    (repo / "pkg/sub/deep.py").write_text("d = 1\n")
+    (repo / "pkg/subway.py").write_text("s = 1\n")
+    (repo / "pkg/util.pyi").write_text("def parse(text: str) -> list[str]: ...\n")
+    workspace.bootstrap(repo, background=False)
+    for name in ("pkg/subway.py", "pkg/util.pyi", "pkg/util.py"):
+        (repo / name).write_text("changed = 1\n")
+    assert workspace.index.changed("demo", "pk").updated == []  # no such path
+    assert workspace.index.changed("demo", "pkg/util").updated == []
+    assert workspace.index.changed("demo", "pkg/util.py").updated == ["pkg/util.py"]
+    # A directory deleted since the index: its files, not its name's string prefix.
+    (repo / "pkg/sub/deep.py").unlink()
+    (repo / "pkg/sub").rmdir()
+    report = workspace.index.changed("demo", "pkg/sub")
+    assert (report.removed, report.updated) == (["pkg/sub/deep.py"], [])
+
+
+def test_files_the_index_skips_are_no_change(workspace, repo):
+    (repo / "bad\nname.py").write_text("x = 1\n")
+    workspace.bootstrap(repo, background=False)
+    assert workspace.index.status("demo").issues == [
+        {"path": "bad\nname.py", "reason": "invalid_path"}
+    ]
+    report = workspace.index.changed("demo")
+    assert (report.added, report.updated, report.removed) == ([], [], [])
+
+
 @pytest.mark.parametrize("scope", ["../", "/etc", "pkg/../../.."])
 def test_scopes_outside_the_indexed_root_are_refused(workspace, repo, scope):
     workspace.bootstrap(repo, background=False)

@@ -228,3 +228,14 @@ def test_a_build_larger_than_one_flush_writes_the_same_projections(
     expected = ProjectionState.build("big", iter_file_nodes(workspace.store, "big"), None)
     assert stored == expected.records
     assert workspace.store.get(SYMBOL, symbol_key("big", "gen.p0.m0.f1")) is None
+
+
+def test_a_run_completes_over_a_symlink_loop_and_a_name_that_is_not_utf8(workspace, repo):
+    (repo / "loop").symlink_to("loop")
+    with open(os.path.join(os.fsencode(repo), b"\xffbad.py"), "wb") as handle:
+        handle.write(b"def f(): pass\n")
+    status = workspace.bootstrap(repo, background=False)
+    assert status.status == "completed"
+    assert {"path": "loop", "reason": "symlink_loop"} in status.issues
+    assert {"path": "\\xffbad.py", "reason": "undecodable_name"} in status.issues
+    assert workspace.index.outline("demo", "pkg/util.py").exists

@@ -1,4 +1,7 @@
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,8 +63,102 @@ def test_symlinks_are_followed_only_to_files_inside_the_root(tmp_path):
     reasons = {i.path: i.reason for i in result.issues}
     assert "inside.py" in paths(result)
     assert reasons["outside"] == "symlink_outside"
-    assert reasons["dangling"] == "vanished"
-    assert "dirlink" not in paths(result)
+    assert reasons["dangling"] == "dangling_symlink"
+    assert "dirlink" not in paths(result) and reasons["dirlink"] == "not_a_file"
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_a_symlink_loop_is_an_issue_not_a_failure(tmp_path, git):
+    root = tmp_path / "loops"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    (root / "self").symlink_to("self")
+    (root / "one").symlink_to("two")
+    (root / "two").symlink_to("one")
+    if git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    result = walk(root)
+    assert paths(result) == ["a.py"]
+    assert {i.path: i.reason for i in result.issues} == {
+        "self": "symlink_loop",
+        "one": "symlink_loop",
+        "two": "symlink_loop",
+    }
+    with pytest.raises(PathNotFoundError) as caught:
+        walk(root / "self")
+    assert "symlink loop" in caught.value.hint
+
+
+@pytest.mark.parametrize("git", [False, True])
+def test_a_name_that_is_not_utf8_is_reported_and_skipped(tmp_path, git):
+    root = tmp_path / "names"
+    root.mkdir()
+    (root / "ok.py").write_text("x = 1\n")
+    with open(os.path.join(os.fsencode(root), b"\xffbad.py"), "wb") as handle:
+        handle.write(b"def f(): pass\n")
+    if git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    result = walk(root)
+    assert paths(result) == ["ok.py"]
+    assert [(i.path, i.reason) for i in result.issues] == [("\\xffbad.py", "undecodable_name")]
+
+
+def test_an_unlistable_directory_is_reported(tmp_path):
+    root = tmp_path / "locked"
+    (root / "sealed").mkdir(parents=True)
+    (root / "sealed" / "x.py").write_text("x = 1\n")
+    (root / "ok.py").write_text("x = 1\n")
+    (root / "sealed").chmod(0)
+    try:
+        got = _walk_without_override(root)
+    finally:
+        (root / "sealed").chmod(0o755)
+    assert got == {"paths": ["ok.py"], "issues": [["sealed", "unreadable: Permission denied"]]}
+
+
+def _walk_without_override(root):
+    """Walk ``root`` in a process that permissions apply to (root's override dropped)."""
+    script = (
+        "import json, sys; from repocontext.index.walk import walk; r = walk(sys.argv[1]);"
+        "print(json.dumps({'paths': [e.path for e in r.entries],"
+        " 'issues': [[i.path, i.reason] for i in r.issues]}))"
+    )
+    command = [sys.executable, "-c", script, str(root)]
+    if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    return json.loads(subprocess.run(command, capture_output=True, check=True, text=True).stdout)
+
+
+def test_a_subdirectory_of_a_git_work_tree_gets_gits_view(tmp_path):
+    top = tmp_path / "top"
+    (top / "app" / "node_modules" / "lib").mkdir(parents=True)
+    (top / "app" / "src").mkdir()
+    (top / ".gitignore").write_text("node_modules/\n*.gen.ts\nvendor/\n")
+    (top / "app" / "src" / "a.ts").write_text("export const x = 1\n")
+    (top / "app" / "src" / "b.gen.ts").write_text("export const y = 1\n")
+    (top / "app" / "node_modules" / "lib" / "index.js").write_text("module.exports = 1\n")
+    (top / "vendor" / "pkg").mkdir(parents=True)
+    (top / "vendor" / "pkg" / "v.py").write_text("v = 1\n")
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    result = walk(top / "app")
+    assert result.git and paths(result) == ["src/a.ts"]
+    # A root the repository ignores is walked (git lists nothing under it).
+    ignored = walk(top / "vendor" / "pkg")
+    assert not ignored.git and paths(ignored) == ["v.py"]
+
+
+def test_a_tracked_file_deleted_from_the_work_tree_is_no_issue(tmp_path):
+    root = tmp_path / "tracked"
+    root.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    (root / "b.py").write_text("y = 1\n")
+    git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    (root / "b.py").unlink()
+    result = walk(root)
+    assert paths(result) == ["a.py"] and result.issues == []
 
 
 def test_globs_and_the_size_cap_shape_the_entries(repo):
