@@ -10,6 +10,7 @@ import posixpath
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
+from repocontext.index.languages import is_test_path
 from repocontext.index.model import ImportRef
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def _java(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hi
         spec = spec.removesuffix(".*")
         members = files.java_packages.get(spec, ())
         if members:
-            return [(m, f"java import {spec}.*", ()) for m in members]
+            return [(m, f"java import {spec}.*", ()) for m in _visible(path, members)]
         # else a static wildcard: the members of class a.b.C
     parts = spec.split(".")
     for i in range(len(parts) - 1, 0, -1):
@@ -141,7 +142,7 @@ def _java(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hi
             files, "/".join(parts[: i + 1]) + ".java"
         )
         if found is not None:
-            return [(found, reason, ())]
+            return [(target, reason, ()) for target in _visible(path, (found,))]
     return []
 
 
@@ -150,11 +151,18 @@ def _csharp(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[
     reason = f"csharp using {spec}"
     members = files.csharp_namespaces.get(spec)
     if members:
-        return [(m, reason, ()) for m in members]
+        return [(m, reason, ()) for m in _visible(path, members)]
     namespace, _, type_name = spec.rpartition(".")  # using static / alias of a type
-    return [
-        (m, reason, ()) for m in files.csharp_namespaces.get(namespace, ()) if stem(m) == type_name
-    ]
+    members = files.csharp_namespaces.get(namespace, ())
+    return [(m, reason, ()) for m in _visible(path, members) if stem(m) == type_name]
+
+
+def _visible(path: str, members: Iterable[str]) -> list[str]:
+    """The package members a Java/C# file may link to: a test file sees them all, any other
+    file only the non-test ones (a test declaring the production package is no dependency)."""
+    if is_test_path(path):
+        return list(members)
+    return [m for m in members if not is_test_path(m)]
 
 
 def _c_include(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:

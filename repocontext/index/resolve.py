@@ -108,9 +108,11 @@ class RepoFiles:
         python_roots: Directory holding Python files -> where its absolute imports may start.
         go_packages: Directory (``""`` for the root) -> its non-test ``.go`` files, sorted.
         by_basename: File name -> the paths with that name, sorted.
-        java_classes: ``(package, class)`` -> the Java file declaring it.
-        java_packages: Java package -> its files, sorted.
-        csharp_namespaces: C# namespace -> its files, sorted.
+        java_classes: ``(package, class)`` -> the Java file declaring it (a non-test file
+            before a test file declaring the same class).
+        java_packages: Java package -> its files, sorted (test files too: import rules
+            filter them out for non-test importers).
+        csharp_namespaces: C# namespace -> its files, sorted (test files too, likewise).
     """
 
     paths: frozenset[str]
@@ -167,8 +169,10 @@ class RepoFiles:
             python_roots=python_roots(modules),
             go_packages=_freeze(go_packages),
             by_basename=_freeze(by_basename),
-            java_classes={
-                (package, stem(path)): path for package, files in java.items() for path in files
+            java_classes={  # non-test files last: they win over a test declaring the class too
+                (package, stem(path)): path
+                for package, files in java.items()
+                for path in sorted(files, key=lambda p: not is_test_path(p))
             },
             java_packages=_freeze(java),
             csharp_namespaces=_freeze(csharp),

@@ -352,6 +352,43 @@ def test_java_import_falls_back_to_the_path_when_no_package_is_known() -> None:
     assert list(resolved("java/org/x/Main.java", out, files)) == ["java/org/x/Tool.java"]
 
 
+MAVEN_PACKAGES = {
+    "src/main/java/com/acme/model/Account.java": "com.acme.model",
+    "src/main/java/com/acme/model/Ledger.java": "com.acme.model",
+    "src/test/java/com/acme/model/Ledger.java": "com.acme.model",  # a test double, same class
+    "src/test/java/com/acme/model/AccountTest.java": "com.acme.model",
+    "src/test/java/com/acme/model/Fixtures.java": "com.acme.model",
+    "src/main/java/com/acme/app/Main.java": "com.acme.app",
+    "src/test/java/com/acme/app/MainTest.java": "com.acme.app",
+}
+MAVEN = RepoFiles.build(MAVEN_PACKAGES, packages=MAVEN_PACKAGES)
+MAIN_JAVA = "src/main/java/com/acme/app/Main.java"
+MAIN_TEST_JAVA = "src/test/java/com/acme/app/MainTest.java"
+
+
+def test_java_imports_of_non_test_files_never_reach_test_files_of_the_package() -> None:
+    wildcard = outline("java", imp("com.acme.model", "java", "*"))
+    assert list(resolved(MAIN_JAVA, wildcard, MAVEN)) == [
+        "src/main/java/com/acme/model/Account.java",
+        "src/main/java/com/acme/model/Ledger.java",
+    ]
+    classes = outline(
+        "java", imp("com.acme.model.Ledger", "java"), imp("com.acme.model.Fixtures", "java")
+    )
+    assert list(resolved(MAIN_JAVA, classes, MAVEN)) == ["src/main/java/com/acme/model/Ledger.java"]
+
+
+def test_java_imports_of_test_files_reach_the_whole_package_tests_included() -> None:
+    wildcard = outline("java", imp("com.acme.model", "java", "*"))
+    assert list(resolved(MAIN_TEST_JAVA, wildcard, MAVEN)) == sorted(
+        p for p, package in MAVEN_PACKAGES.items() if package == "com.acme.model"
+    )
+    helper = outline("java", imp("com.acme.model.Fixtures", "java"))
+    assert list(resolved(MAIN_TEST_JAVA, helper, MAVEN)) == [
+        "src/test/java/com/acme/model/Fixtures.java"
+    ]
+
+
 CS_PACKAGES = {
     "Acme.Core/Parser.cs": "Acme.Core",
     "Acme.Core/Lexer.cs": "Acme.Core",
@@ -374,6 +411,30 @@ def test_csharp_using_static_and_alias_resolve_the_type_file() -> None:
     alias = outline("csharp", imp("R = Acme.Core.Text.Rope", "csharp"))
     assert list(resolved("Acme.App/Program.cs", out, CS)) == ["Acme.Core/Parser.cs"]
     assert list(resolved("Acme.App/Program.cs", alias, CS)) == ["Acme.Core/Text/Rope.cs"]
+
+
+def test_csharp_using_of_non_test_files_never_reaches_test_files_of_the_namespace() -> None:
+    packages = {
+        **CS_PACKAGES,
+        "tests/Acme.Core.Tests/ParserTests.cs": "Acme.Core",
+        "tests/Acme.Core.Tests/Builders.cs": "Acme.Core",
+    }
+    files = RepoFiles.build(packages, packages=packages)
+    using = outline("csharp", imp("Acme.Core", "csharp"))
+    helper = outline("csharp", imp("B = Acme.Core.Builders", "csharp"))
+    assert list(resolved("Acme.App/Program.cs", using, files)) == [
+        "Acme.Core/Lexer.cs",
+        "Acme.Core/Parser.cs",
+    ]
+    assert resolved("Acme.App/Program.cs", helper, files) == {}
+    tests = "tests/Acme.App.Tests/ProgramTests.cs"
+    assert list(resolved(tests, using, files)) == [
+        "Acme.Core/Lexer.cs",
+        "Acme.Core/Parser.cs",
+        "tests/Acme.Core.Tests/Builders.cs",
+        "tests/Acme.Core.Tests/ParserTests.cs",
+    ]
+    assert list(resolved(tests, helper, files)) == ["tests/Acme.Core.Tests/Builders.cs"]
 
 
 # --- C / C++ and Ruby ---------------------------------------------------------------------------

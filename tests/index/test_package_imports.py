@@ -1,0 +1,105 @@
+"""Java and C# package imports in a real repository: production code never links to tests.
+
+A test file may declare its production package (Maven's ``src/test/java`` mirrors
+``src/main/java``; a C# test project may reuse the production namespace). A non-test file's
+wildcard import or ``using`` of that package must not reach the test, or the test would list
+the production file as a dependent and editing it would report that file as impacted.
+"""
+
+from pathlib import Path
+
+from repocontext.index.walk import WalkOptions
+
+MAVEN = {
+    "pom.xml": "<project><artifactId>acme</artifactId></project>\n",
+    "src/main/java/com/acme/app/Main.java": (
+        "package com.acme.app;\n\nimport com.acme.model.*;\n\n"
+        "public class Main {\n"
+        "    public static void main(String[] args) { new Account().open(); }\n"
+        "}\n"
+    ),
+    "src/main/java/com/acme/model/Account.java": (
+        "package com.acme.model;\n\npublic class Account {\n    public void open() {}\n}\n"
+    ),
+    "src/test/java/com/acme/model/AccountTest.java": (
+        "package com.acme.model;\n\n"
+        "class AccountTest {\n    void opensAccounts() { new Account().open(); }\n}\n"
+    ),
+    "src/test/java/com/acme/app/MainTest.java": (
+        "package com.acme.app;\n\nimport com.acme.model.*;\n\n"
+        "class MainTest {\n    void startsMain() { Main.main(new String[0]); }\n}\n"
+    ),
+}
+
+DOTNET = {
+    "src/Acme.Model/Account.cs": (
+        "namespace Acme.Model;\n\npublic class Account\n{\n    public void Open() {}\n}\n"
+    ),
+    "src/Acme.App/Program.cs": (
+        "using Acme.Model;\n\nnamespace Acme.App;\n\n"
+        "public static class Program\n{\n"
+        "    public static void Main() { new Account().Open(); }\n"
+        "}\n"
+    ),
+    "tests/Acme.Tests/AccountTests.cs": (
+        "namespace Acme.Model;\n\n"
+        "public class AccountTests\n{\n"
+        "    public void OpensAccounts() { new Account().Open(); }\n"
+        "}\n"
+    ),
+    "tests/Acme.Tests/ProgramTests.cs": (
+        "using Acme.Model;\n\nnamespace Acme.App.Tests;\n\n"
+        "public class ProgramTests\n{\n    public void StartsMain() { Program.Main(); }\n}\n"
+    ),
+}
+
+
+def indexed(workspace, root: Path):
+    status = workspace.bootstrap(root, options=WalkOptions(), background=False)
+    assert status.status == "completed"
+    return workspace.index
+
+
+def paths(links) -> set[str]:
+    return {link["path"] for link in links}
+
+
+def test_java_production_code_never_imports_a_test(workspace, repo_factory, tmp_path):
+    root = repo_factory(tmp_path / "ws" / "maven", MAVEN)
+    index = indexed(workspace, root)
+    main = "src/main/java/com/acme/app/Main.java"
+    account = "src/main/java/com/acme/model/Account.java"
+    account_test = "src/test/java/com/acme/model/AccountTest.java"
+
+    assert paths(index.related("maven", main).imports) == {account}
+    assert main not in paths(index.related("maven", account_test).dependents)
+    assert main in paths(index.related("maven", account).dependents)
+    # A test importing the package still sees the package's test files (helpers live there).
+    assert paths(index.related("maven", "src/test/java/com/acme/app/MainTest.java").imports) == {
+        account,
+        account_test,
+    }
+
+    (root / account_test).write_text(MAVEN[account_test].replace("open()", "open(); "))
+    impacted = {item.path for item in index.changed("maven").impacted}
+    assert main not in impacted
+
+
+def test_csharp_production_code_never_imports_a_test(workspace, repo_factory, tmp_path):
+    root = repo_factory(tmp_path / "ws" / "dotnet", DOTNET)
+    index = indexed(workspace, root)
+    program = "src/Acme.App/Program.cs"
+    account = "src/Acme.Model/Account.cs"
+    account_tests = "tests/Acme.Tests/AccountTests.cs"
+
+    assert paths(index.related("dotnet", program).imports) == {account}
+    assert program not in paths(index.related("dotnet", account_tests).dependents)
+    assert program in paths(index.related("dotnet", account).dependents)
+    assert paths(index.related("dotnet", "tests/Acme.Tests/ProgramTests.cs").imports) == {
+        account,
+        account_tests,
+    }
+
+    (root / account_tests).write_text(DOTNET[account_tests].replace("Open();", "Open(); "))
+    impacted = {item.path for item in index.changed("dotnet").impacted}
+    assert program not in impacted
