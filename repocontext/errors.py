@@ -164,6 +164,16 @@ class PathNotFoundError(PathError):
     default_hint = "Check the path; it must be an existing directory."
 
 
+class RootChangedError(PathError):
+    """A registered repository root no longer resolves to itself (a symlink replaced it)."""
+
+    code = "path.root_changed"
+    default_hint = (
+        "Restore the directory, or remove the repository (repocontext_remove_repo) and "
+        "register the directory it should index."
+    )
+
+
 class NoWorkspaceRootError(PathError):
     """A path was passed but the server has no workspace root to check it against."""
 

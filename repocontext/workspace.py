@@ -38,7 +38,7 @@ from repocontext.index.removal import (
     reset_index_records,
 )
 from repocontext.index.service import IndexService, IndexStatus
-from repocontext.index.walk import WalkOptions, refuse_dangerous
+from repocontext.index.walk import WalkOptions, refuse_dangerous, resolve_path
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow
@@ -57,7 +57,7 @@ from repocontext.store import (
     Value,
 )
 from repocontext.store.clock import iso_utc
-from repocontext.store.keys import decode_component, repo_key
+from repocontext.store.keys import decode_component, encode_component, repo_key
 
 __all__ = [
     "HealthReport",
@@ -73,6 +73,8 @@ Verdict = Literal["serving", "keyword_only", "building", "unknown"]
 
 GROUP: Final = "repocontext"
 _REPO_SCAN_PREFIX: Final = "repo/"
+MAX_REPO_ID_BYTES: Final = 128
+"""Longest repository id (key-encoded): a key holds 480 bytes, and the paths need the rest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,7 +414,13 @@ class Workspace:
         workspace_root = self.settings.workspace_root
         if workspace_root is None:
             raise NoWorkspaceRootError(f"cannot register {path}: no workspace root is configured")
-        resolved = Path(path).expanduser().resolve()
+        if not str(path).strip() or "\x00" in str(path):
+            raise InvalidInputError(
+                f"{str(path)!r} is no repository path", hint="Pass the repository directory."
+            )
+        given = Path(path).expanduser()
+        # A relative path is relative to the workspace root, not to the server's directory.
+        resolved = resolve_path(given if given.is_absolute() else workspace_root / given)
         refuse_dangerous(resolved)
         if not resolved.is_relative_to(workspace_root.expanduser().resolve()):
             raise PathOutsideWorkspaceError(
@@ -491,6 +499,12 @@ def _check_repo_id(repo_id: str) -> str:
         )
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in repo_id):
         raise InvalidInputError(f"repository id {repo_id!r} holds a control character")
+    if len(encode_component(repo_id).encode()) > MAX_REPO_ID_BYTES:
+        raise InvalidInputError(
+            f"repository id {repo_id[:40]!r}... is too long",
+            hint=f"Use at most {MAX_REPO_ID_BYTES} bytes (once key-encoded), so every file"
+            " path of the repository still fits in a key.",
+        )
     return repo_id
 
 

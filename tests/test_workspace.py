@@ -10,8 +10,10 @@ from repocontext.errors import (
     PathNotFoundError,
     PathOutsideWorkspaceError,
     RepoConflictError,
+    RootChangedError,
     StoreUnavailableError,
 )
+from repocontext.index.walk import WalkOptions
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, VECTOR_METADATA, Store
 from repocontext.store.keys import file_key, repo_key, vec_key
@@ -205,3 +207,39 @@ def test_the_background_sweeper_runs_and_stops_with_the_workspace(tmp_path: Path
     assert workspace.sweep().expired == 0
     workspace.close()
     workspace.close()
+
+
+def test_a_repo_id_too_long_for_the_keys_is_refused_before_anything_is_written(
+    workspace: Workspace, root: Path
+) -> None:
+    (root / "alpha" / "a.py").write_text("x = 1\n")
+    with pytest.raises(InvalidInputError) as caught:
+        workspace.bootstrap(root / "alpha", "r" * 129, background=False)
+    assert "too long" in caught.value.message and "128 bytes" in caught.value.hint
+    assert workspace.list_repos() == []
+    workspace.bootstrap(root / "alpha", "r" * 128, background=False)
+    assert [info.files for info in workspace.list_repos()] == [1]
+
+
+def test_a_root_swapped_for_a_symlink_after_registration_is_not_walked(
+    workspace: Workspace, root: Path, tmp_path: Path
+) -> None:
+    (root / "alpha" / "a.py").write_text("x = 1\n")
+    workspace.bootstrap(root / "alpha", background=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("TOKEN = 'abc'\n")
+    (root / "alpha" / "a.py").unlink()
+    (root / "alpha").rmdir()
+    (root / "alpha").symlink_to(outside)
+    with pytest.raises(RootChangedError) as caught:
+        workspace.index.run("alpha", root / "alpha", WalkOptions())
+    assert caught.value.code == "path.root_changed"
+    with pytest.raises((RootChangedError, PathOutsideWorkspaceError)):  # what a watcher sends
+        workspace.index.refresh("alpha", [str(root / "alpha" / "secret.py")])
+    with pytest.raises(RootChangedError):
+        workspace.index.refresh("alpha", [""])
+    with pytest.raises(RootChangedError):
+        workspace.index.changed("alpha")
+    assert not workspace.index.outline("alpha", "secret.py").exists
+    assert workspace.index.outline("alpha", "a.py").exists  # the index is left as it was

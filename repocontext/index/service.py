@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from repocontext.errors import IndexRunningError, NotFoundError, RepoContextError
+from repocontext.errors import (
+    IndexRunningError,
+    NotFoundError,
+    PathNotFoundError,
+    RepoContextError,
+    RootChangedError,
+)
 from repocontext.index._collector import collector_paused
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
 from repocontext.index.job import (
@@ -32,7 +38,7 @@ from repocontext.index.job import (
 from repocontext.index.nodes import file_text
 from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import load_projections
-from repocontext.index.walk import WalkOptions
+from repocontext.index.walk import WalkOptions, resolve_path
 from repocontext.store import STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value
 from repocontext.store.keys import file_key, repo_key, vec_key, xref_key
 from repocontext.tokens import DEFAULT_ENCODING
@@ -280,7 +286,7 @@ class IndexService:
     def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:
         """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
         repo = self._repo(repo_id)
-        root = Path(str(repo.get("root")))
+        root = _checked_root(repo_id, repo, Path(str(repo.get("root"))))
         nodes = load_stat_fields(self.store, repo_id)
         return detect_drift(
             self.store,
@@ -360,6 +366,7 @@ class IndexService:
                 repo = self._repo(repo_id)
                 if keep_fresh and not repo.get("indexedAt"):
                     return IndexProgress(phase="reconciling")  # reset: stays unindexed
+                root = _checked_root(repo_id, repo, root)
                 job = IndexJob(
                     self.store,
                     repo_id,
@@ -428,6 +435,27 @@ class IndexService:
     def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
         record = self.store.get(XREF, xref_key(repo_id, name))
         return record.value if record is not None and isinstance(record.value, dict) else {}
+
+
+def _checked_root(repo_id: str, repo: dict[str, Any], root: Path) -> Path:
+    """``root`` when it is still the registered directory, symlink-free.
+
+    Registration checked the realpath; a directory swapped for a symlink since (to a tree
+    outside the workspace, say) must not be walked through.
+
+    Raises:
+        RootChangedError: ``root`` now resolves elsewhere, or is not the registered root.
+        PathNotFoundError: ``root`` is gone.
+    """
+    registered = Path(str(repo.get("root")))
+    resolved = resolve_path(root)
+    if resolved != registered or root != registered:
+        raise RootChangedError(
+            f"the root of repository {repo_id!r}, {registered}, now resolves to {resolved}"
+        )
+    if not resolved.is_dir():
+        raise PathNotFoundError(f"the root of repository {repo_id!r}, {root}, is gone")
+    return resolved
 
 
 def _changed(progress: IndexProgress) -> bool:

@@ -24,6 +24,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 
 from repocontext.auth import Grant, check_key, check_repo, granted
 from repocontext.errors import RepoContextError, ToolForbiddenError
+from repocontext.index.walk import resolve_path
 from repocontext.mcp._gate import error_result
 from repocontext.telemetry import Telemetry
 
@@ -41,6 +42,7 @@ class GrantedServer(MCPServer):
         grant: Grant,
         withheld: frozenset[str] = frozenset(),
         telemetry: Telemetry | None = None,
+        workspace_root: Path | None = None,
         **kwargs: Any,
     ) -> None:
         """Build the server.
@@ -50,12 +52,15 @@ class GrantedServer(MCPServer):
             grant: The grant every call of this server runs under.
             withheld: Catalogue tools this grant is not given (refused by name).
             telemetry: Where calls are counted, if anywhere.
+            workspace_root: What a relative path argument is relative to (as the workspace
+                resolves it); default: the process's directory.
             **kwargs: Passed to :class:`MCPServer`.
         """
         super().__init__(*args, **kwargs)
         self.grant = grant
         self.withheld = withheld
         self.telemetry = telemetry
+        self.workspace_root = workspace_root
         self._known: set[str] = set(withheld)
 
     def add_tool(self, fn: Any, *args: Any, **kwargs: Any) -> None:
@@ -102,7 +107,10 @@ class GrantedServer(MCPServer):
                     path = arguments.get(argument)
                     if isinstance(path, str) and path:
                         # The id a path registers under by default (Workspace.register_repo).
-                        check_repo(Path(path).expanduser().resolve().name, self.grant)
+                        given = Path(path).expanduser()
+                        if self.workspace_root is not None and not given.is_absolute():
+                            given = self.workspace_root / given
+                        check_repo(resolve_path(given).name, self.grant)
         except RepoContextError as exc:
             return exc
         return None

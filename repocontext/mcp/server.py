@@ -70,6 +70,7 @@ def build_server(
             spec.name for spec in _specs(workspace) if not offered(spec, settings, grant)
         ),
         telemetry=telemetry,
+        workspace_root=settings.workspace_root,
     )
     for spec in _specs(workspace):
         if offered(spec, settings, grant):
