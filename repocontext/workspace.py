@@ -273,13 +273,14 @@ class Workspace:
         """Run one TTL sweep now and return what it did."""
         return self._store.sweep()
 
-    def register_repo(self, path: Path, repo_id: str | None = None) -> RepoInfo:
+    def register_repo(self, path: Path | str, repo_id: str | None = None) -> RepoInfo:
         """Register a repository directory under the workspace root.
 
         Registering the same directory under the same id again changes nothing.
 
         Args:
-            path: The repository directory; symlinks are resolved before any check.
+            path: The repository directory (relative: to the workspace root); symlinks are
+                resolved before any check.
             repo_id: The id to register it under; defaults to the directory's name.
 
         Raises:
@@ -312,7 +313,7 @@ class Workspace:
 
     def bootstrap(
         self,
-        root: Path,
+        root: Path | str,
         repo_id: str | None = None,
         options: WalkOptions | None = None,
         *,
@@ -410,7 +411,7 @@ class Workspace:
         """Return the store's statistics (path, sizes, records per tree)."""
         return self._store.stats()
 
-    def _guard(self, path: Path) -> Path:
+    def _guard(self, path: Path | str) -> Path:
         workspace_root = self.settings.workspace_root
         if workspace_root is None:
             raise NoWorkspaceRootError(f"cannot register {path}: no workspace root is configured")

@@ -243,3 +243,13 @@ def test_a_root_swapped_for_a_symlink_after_registration_is_not_walked(
         workspace.index.changed("alpha")
     assert not workspace.index.outline("alpha", "secret.py").exists
     assert workspace.index.outline("alpha", "a.py").exists  # the index is left as it was
+
+
+def test_a_relative_path_is_relative_to_the_workspace_root(
+    workspace: Workspace, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # not the workspace root
+    assert workspace.register_repo("alpha").root == str((root / "alpha").resolve())
+    for blank in ("", "  "):
+        with pytest.raises(InvalidInputError):
+            workspace.register_repo(blank)

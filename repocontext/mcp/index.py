@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Annotated, Final
 
 from mcp.types import ToolAnnotations
@@ -145,7 +144,7 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
         options = walk_options(
             workspace, includeGlobs, excludeGlobs, respectGitignore, excludeBinary
         )
-        return IndexStatusResult.of(workspace.bootstrap(Path(repoRoot), repoId, options))
+        return IndexStatusResult.of(workspace.bootstrap(repoRoot, repoId, options))
 
     return ToolSpec(
         "repocontext_bootstrap",

@@ -6,7 +6,6 @@ enabled and a grant that may write. Removal and reset never touch files on disk.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Final
 
 from mcp.types import ToolAnnotations
@@ -109,7 +108,7 @@ def _add_repo(workspace: Workspace) -> ToolSpec:
         options = walk_options(
             workspace, includeGlobs, excludeGlobs, respectGitignore, excludeBinary
         )
-        return IndexStatusResult.of(workspace.bootstrap(Path(path), repoId, options))
+        return IndexStatusResult.of(workspace.bootstrap(path, repoId, options))
 
     return ToolSpec(
         "repocontext_add_repo",
