@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,7 +41,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             path = out if out is not None else _archive_path(settings)
             with Workspace.open(settings) as workspace:
                 report = MemoryArchiver(workspace.store, path).export_now()
-            emit(dataclasses.asdict(report), as_json, _export_text)
+            emit(report, as_json, _export_text)
 
     @archive.command()
     def restore(
@@ -56,7 +55,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             home = settings.archive_dir / ARCHIVE_NAME if settings.archive_dir else file
             with Workspace.open(settings) as workspace:
                 report = MemoryArchiver(workspace.store, home).merge(file)
-            emit(dataclasses.asdict(report), as_json, _restore_text)
+            emit(report, as_json, _restore_text)
 
     @archive.command()
     def status(
@@ -69,7 +68,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             settings: Settings = settings_for(data_dir=data_dir, archive_dir=archive_dir)
             with Workspace.open(settings) as workspace:
                 report = MemoryArchiver(workspace.store, _archive_path(settings)).status()
-            emit(dataclasses.asdict(report), as_json, _status_text)
+            emit(report, as_json, _status_text)
 
 
 def _archive_path(settings: Settings) -> Path:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic.alias_generators import to_camel
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -27,6 +28,7 @@ __all__ = [
     "open_workspace",
     "pick_repo",
     "register",
+    "to_wire",
 ]
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
@@ -82,7 +84,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         )
                 workspace.semantic.wait(status.repo_id)
                 status = workspace.index.status(status.repo_id)
-            emit(dataclasses.asdict(status), as_json, _status_text)
+            emit(status, as_json, _status_text)
 
     @app.command()
     def status(
@@ -91,7 +93,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Show the last or current index run of a repository."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             report = workspace.index.status(pick_repo(workspace, repo_id))
-            emit(dataclasses.asdict(report), as_json, _status_text)
+            emit(report, as_json, _status_text)
 
     @app.command()
     def outline(
@@ -103,7 +105,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Print a file's symbols from the index."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             view = workspace.index.outline(pick_repo(workspace, repo_id), path)
-            emit(dataclasses.asdict(view), as_json, _outline_text)
+            emit(view, as_json, _outline_text)
 
     @app.command()
     def related(
@@ -115,7 +117,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Print a file's imports, references, dependents and covering tests."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             view = workspace.index.related(pick_repo(workspace, repo_id), path)
-            emit(dataclasses.asdict(view), as_json, _related_text)
+            emit(view, as_json, _related_text)
 
     @app.command()
     def changed(
@@ -127,7 +129,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Print what changed on disk since the last index run, and what it impacts."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             report = workspace.index.changed(pick_repo(workspace, repo_id), path)
-            emit(dataclasses.asdict(report), as_json, _changed_text)
+            emit(report, as_json, _changed_text)
 
 
 class _ProgressBar:
@@ -177,8 +179,42 @@ def pick_repo(workspace: Workspace, repo_id: str | None) -> str:
     )
 
 
-def emit(value: dict[str, Any], as_json: bool, text: Any) -> None:
-    typer.echo(json.dumps(value, indent=2, default=str) if as_json else text(value))
+def emit(value: Any, as_json: bool, text: Any) -> None:
+    """Print ``value``: as JSON in the tools' wire form (camelCase), or rendered by ``text``.
+
+    ``value`` is a result dataclass or a dict or list holding them; ``text`` receives the
+    plain form (``dataclasses.asdict``: snake_case field names).
+    """
+    if as_json:
+        typer.echo(json.dumps(to_wire(value), indent=2, default=str))
+    else:
+        typer.echo(text(_plain(value)))
+
+
+def to_wire(value: Any) -> Any:
+    """``value`` with every dataclass as a dict of camelCase field names (the MCP wire form).
+
+    The keys of plain dicts are data (paths, tree names, memory fields) and stay as they are.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            to_camel(f.name): to_wire(getattr(value, f.name)) for f in dataclasses.fields(value)
+        }
+    if isinstance(value, dict):
+        return {key: to_wire(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_wire(item) for item in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _status_text(status: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from repocontext.cli._index import DataDir, JsonOption, emit, open_workspace
+from repocontext.cli._index import DataDir, JsonOption, emit, open_workspace, to_wire
 
 __all__ = ["register"]
 
@@ -27,8 +27,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def list_(data_dir: DataDir = None, as_json: JsonOption = False) -> None:
         """List the registered repositories in ascending id order."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            found = [dataclasses.asdict(info) for info in workspace.list_repos()]
-            emit({"repos": found}, as_json, _list_text)
+            emit({"repos": workspace.list_repos()}, as_json, _list_text)
 
     @repos.command()
     def remove(
@@ -40,8 +39,10 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             removal = workspace.remove_repo(repo_id)
-            report = {**dataclasses.asdict(removal), "total": removal.total}
-            emit(report, as_json, _remove_text)
+            if as_json:
+                emit({**to_wire(removal), "total": removal.total}, True, _remove_text)
+            else:
+                emit({**dataclasses.asdict(removal), "total": removal.total}, False, _remove_text)
 
     @repos.command()
     def reset(
@@ -52,7 +53,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         `repocontext index PATH` indexes it again. Refused while an index run is in progress.
         """
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            emit(dataclasses.asdict(workspace.reset_index(repo_id)), as_json, _reset_text)
+            emit(workspace.reset_index(repo_id), as_json, _reset_text)
 
 
 def _list_text(report: dict[str, Any]) -> str:

@@ -48,14 +48,14 @@ def test_export_status_and_restore_with_and_without_json(tmp_path: Path) -> None
         )
     )
     assert (status["exists"], status["records"], status["pending"]) == (True, 2, False)
-    assert status["age_seconds"] is not None and status["memory_records"] == 2
+    assert status["ageSeconds"] is not None and status["memoryRecords"] == 2
     text = invoke("archive", "status", "--data-dir", str(data), env=env)
     assert "2 records, written" in text and "changed since the last export: no" in text
 
     fresh = str(tmp_path / "fresh")
     archive = str(archive_dir / "memory.rcarch")
     first = json.loads(invoke("archive", "restore", archive, "--data-dir", fresh, "--json"))
-    assert (first["records"], first["changed"], first["into_empty"]) == (2, 2, True)
+    assert (first["records"], first["changed"], first["intoEmpty"]) == (2, 2, True)
     second = invoke("archive", "restore", archive, "--data-dir", fresh)
     assert second.strip() == f"merged {archive}: 2 records, 0 changed"
     recalled = json.loads(

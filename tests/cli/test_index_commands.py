@@ -41,10 +41,17 @@ def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
     outline = json.loads(invoke("outline", "src/calc.py", "--data-dir", data, "--json"))
     assert [s["name"] for s in outline["symbols"]] == ["add", "Calc"]
     related = json.loads(invoke("related", "src/calc.py", "--data-dir", data, "--json"))
-    assert [t["path"] for t in related["covering_tests"]] == ["test_calc.py"]
+    assert [t["path"] for t in related["coveringTests"]] == ["test_calc.py"]
     (repo / "notes.txt").write_text("changed\n")
     changed = json.loads(invoke("changed", "--data-dir", data, "--json"))
     assert changed["updated"] == ["notes.txt"]
+    # The objects of the MCP tools, field for field (camelCase).
+    assert {"repoId", "startedAt", "finishedAt", "elapsedMs"} <= status.keys()
+    assert {"exists", "language", "tokenCount", "symbols"} == outline.keys()
+    assert {"exists", "imports", "references", "dependents", "coveringTests"} == related.keys()
+    assert {"added", "updated", "removed", "impacted", "checkedFiles", "elapsedMs"} == (
+        changed.keys()
+    )
 
 
 def test_text_output_is_readable(tmp_path):

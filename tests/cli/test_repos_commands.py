@@ -29,14 +29,14 @@ def test_list_reset_and_remove_with_json(tmp_path: Path) -> None:
     invoke("index", str(repo), "--data-dir", data, "--json")
     invoke("memory", "remember", "decisions", "--title", "Keep add pure", "--data-dir", data)
     listed = json.loads(invoke("repos", "list", "--data-dir", data, "--json"))
-    assert [(r["repo_id"], r["files"]) for r in listed["repos"]] == [("calc", 2)]
+    assert [(r["repoId"], r["files"]) for r in listed["repos"]] == [("calc", 2)]
 
     reset = json.loads(invoke("repos", "reset", "calc", "--data-dir", data, "--json"))
-    assert reset["memory_preserved"] is True and reset["entries_deleted"] > 0
-    assert reset["trees_swept"][0] == "structural"
-    assert "memory" not in reset["trees_swept"]
+    assert reset["memoryPreserved"] is True and reset["entriesDeleted"] > 0
+    assert reset["treesSwept"][0] == "structural"
+    assert "memory" not in reset["treesSwept"]
     listed = json.loads(invoke("repos", "list", "--data-dir", data, "--json"))
-    assert [(r["files"], r["indexed_at"]) for r in listed["repos"]] == [(0, None)]
+    assert [(r["files"], r["indexedAt"]) for r in listed["repos"]] == [(0, None)]
     topics = json.loads(invoke("memory", "topics", "--data-dir", data, "--json"))
     assert topics["topics"] == [{"topic": "decisions", "count": 1}]
 
