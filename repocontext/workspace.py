@@ -323,7 +323,8 @@ class Workspace:
         """Register ``root`` (if needed) and index it; in the background unless told otherwise.
 
         The filters in ``options`` are kept with the repository and reused by later runs
-        and by drift detection.
+        and by drift detection; without ``options``, the kept filters apply again (defaults
+        for a new repository), with the size cap of this workspace's settings.
 
         Raises:
             NoWorkspaceRootError: The workspace has no root to check paths against.
@@ -333,10 +334,14 @@ class Workspace:
             RepoConflictError: The id is registered for another directory.
         """
         info = self.register_repo(root, repo_id)
-        options = options or WalkOptions(max_file_bytes=self.settings.max_file_bytes)
         key = repo_key(info.repo_id)
         record = self._store.get(STRUCTURAL, key)
         value = dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+        if options is None:  # the filters of the last run; the size cap is this process's
+            options = dataclasses.replace(
+                WalkOptions.from_wire(value.get("filters")),
+                max_file_bytes=self.settings.max_file_bytes,
+            )
         filters = options.to_wire()
         if value.get("filters") != filters:
             value["filters"] = filters

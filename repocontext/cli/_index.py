@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from repocontext.errors import InvalidInputError
 from repocontext.index.job import IndexProgress
-from repocontext.index.walk import WalkOptions
+from repocontext.index.walk import WalkOptions, resolve_path
 from repocontext.settings import Settings
 from repocontext.workspace import Workspace
 
@@ -46,7 +46,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
 
     @app.command()
     def index(
-        path: Annotated[Path, typer.Argument(help="Repository directory to index.")],
+        path: Annotated[str, typer.Argument(help="Repository directory to index.")],
         repo_id: Annotated[
             str | None, typer.Option("--repo-id", help="Id to register it under.")
         ] = None,
@@ -56,21 +56,36 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         exclude: Annotated[
             list[str] | None, typer.Option(help="Skip paths matching (repeatable).")
         ] = None,
+        no_filters: Annotated[
+            bool,
+            typer.Option(
+                "--no-filters", help="Drop the globs kept from earlier runs (index everything)."
+            ),
+        ] = False,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
         """Index a repository in the foreground, with a progress bar (incremental on reruns).
+
+        Globs given replace the ones kept with the repository; without any, the kept ones
+        apply again (``--no-filters`` drops them).
 
         The embedding pass that follows (setting ``embedder``) is waited for, so the command
         ends with search fully ready. The store is swept once first (expired records, old
         tombstones, the change feed's bound), as a server does every minute.
         """
         with fail_cleanly():
-            root = path.expanduser().resolve()
+            if not str(path).strip():
+                raise InvalidInputError("the repository path is empty", hint="Pass a directory.")
+            root = resolve_path(path)
             settings = settings_for(data_dir=data_dir, workspace_root=root)
-            options = WalkOptions(
-                include_globs=tuple(include or ()), exclude_globs=tuple(exclude or ())
-            )
+            options = None  # the filters of the last run (defaults for a new repository)
+            if include or exclude or no_filters:
+                options = WalkOptions(
+                    include_globs=tuple(include or ()),
+                    exclude_globs=tuple(exclude or ()),
+                    max_file_bytes=settings.max_file_bytes,
+                )
             with Workspace.open(settings) as workspace:
                 # What a server's sweeper does every minute (TTLs, old tombstones, the change
                 # feed's bound), before this run adds to the feed.

@@ -89,6 +89,7 @@ __all__ = [
 
 STAT_FIELDS: Final = frozenset(
     {"path", "format", "size", "mtimeNs", "inode", "tokenEncoding", "blobId", "hasContent"}
+    | {"oversized"}
 )
 """What a run needs of each stored node to tell whether its file changed."""
 CHUNK: Final = 48
@@ -261,6 +262,7 @@ class IndexJob:
                 (node := stored.get(e.path))
                 and stat_matches(node, e.size, e.mtime_ns, e.inode)
                 and node.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
+                and bool(node.get("oversized")) == e.oversized  # the size cap changed
             )
         ]
         progress.files_unchanged = len(result.entries) - len(todo)
@@ -323,6 +325,7 @@ class IndexJob:
             and old.get("blobId") == item.blob_id
             and old.get("format") == NODE_FORMAT
             and old.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
+            and bool(old.get("oversized")) == item.entry.oversized
         ):
             whole = self._read_node(path)
             if whole is not None:

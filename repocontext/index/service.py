@@ -122,6 +122,8 @@ class IndexService:
         self._threads: dict[str, threading.Thread] = {}
         self._states: dict[str, ProjectionState] = {}
         self._repo_locks: dict[str, threading.Lock] = {}
+        self._running_options: dict[str, WalkOptions] = {}
+        self._follow_up: dict[str, tuple[Path, WalkOptions]] = {}
 
     def start(self, repo_id: str, root: Path, options: WalkOptions) -> IndexStatus:
         """Start a background run (or join the one already running) and return its status."""
@@ -136,8 +138,12 @@ class IndexService:
                     daemon=True,
                 )
                 self._threads[repo_id] = thread
+                self._running_options[repo_id] = options
                 thread.start()
             else:
+                if self._running_options.get(repo_id) != options:
+                    # Joined, but with other filters: one more pass runs with them after.
+                    self._follow_up[repo_id] = (root, options)
                 started.set()
         # Until the job has recorded "running" (a refresh in progress delays it a moment).
         started.wait(START_WAIT_S)
@@ -394,16 +400,26 @@ class IndexService:
             return self._repo_locks.setdefault(repo_id, threading.Lock())
 
     def _run_quietly(
-        self, repo_id: str, root: Path, options: WalkOptions, started: threading.Event
+        self, repo_id: str, root: Path, options: WalkOptions, started: threading.Event | None
     ) -> None:
         # The top of a background thread: the job has already recorded any failure in its
         # status, so the error is logged here and the thread ends normally.
-        try:
-            self._execute(repo_id, root, options, None, started=started)
-        except RepoContextError as exc:
-            _log.warning("index run of %s failed: %s (%s)", repo_id, exc.code, exc.message)
-        except Exception:
-            _log.exception("index run of %s failed unexpectedly", repo_id)
+        while True:
+            try:
+                self._execute(repo_id, root, options, None, started=started)
+            except RepoContextError as exc:
+                _log.warning("index run of %s failed: %s (%s)", repo_id, exc.code, exc.message)
+            except Exception:
+                _log.exception("index run of %s failed unexpectedly", repo_id)
+            with self._lock:  # a start() that joined this run with other filters
+                follow_up = self._follow_up.pop(repo_id, None)
+                if follow_up is None:  # (a start() from now on starts a new thread)
+                    self._running_options.pop(repo_id, None)
+                    self._threads.pop(repo_id, None)
+                    return
+                root, options = follow_up
+                self._running_options[repo_id] = options
+            started = None
 
     def _alive(self, repo_id: str, pid: object) -> bool:
         if pid == os.getpid():

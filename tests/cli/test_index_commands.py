@@ -94,3 +94,24 @@ def test_index_sweeps_the_store_so_the_change_feed_stays_bounded(tmp_path, monke
     with Store.open(data) as store:
         # at most the cap, plus the few status writes of the rerun itself
         assert store.feed_floor() > 0 and store.last_seq() - store.feed_floor() <= 1000 + 10
+
+
+def test_a_rerun_keeps_the_filters_and_the_size_cap_comes_from_the_settings(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    first = json.loads(
+        invoke("index", str(repo), "--exclude", "*.txt", "--data-dir", data, "--json")
+    )
+    assert first["counters"]["filesSeen"] == 2
+    again = json.loads(invoke("index", str(repo), "--data-dir", data, "--json"))
+    assert again["counters"]["filesSeen"] == 2 and again["counters"]["filesRemoved"] == 0
+    monkeypatch.setenv("REPOCONTEXT_MAX_FILE_BYTES", "40")
+    capped = json.loads(invoke("index", str(repo), "--no-filters", "--data-dir", data, "--json"))
+    assert capped["counters"]["filesSeen"] == 3
+    outline = json.loads(invoke("outline", "src/calc.py", "--data-dir", data, "--json"))
+    assert outline["symbols"] == []  # over the 40-byte cap: a node without content
+
+
+def test_an_empty_path_is_refused(tmp_path):
+    result = runner.invoke(app, ["index", "", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 1 and "input.invalid" in result.output

@@ -1,4 +1,5 @@
 import os
+import time
 from pathlib import Path
 
 from repocontext.entries import recall
@@ -173,6 +174,24 @@ def test_background_bootstrap_returns_at_once_and_completes(workspace, repo):
     assert done.status == "completed"
     assert done.attempt == 1
     assert workspace.index.outline("demo", "pkg/util.py").exists
+
+
+def test_a_bootstrap_joining_a_run_with_other_filters_runs_again_with_them(
+    workspace, repo, monkeypatch
+):
+    monkeypatch.setattr("repocontext.index.service.START_WAIT_S", 0.05)
+    workspace.bootstrap(repo, background=False)
+    with workspace.index.exclusive("demo"):  # the next run waits for the lock: still going
+        workspace.bootstrap(repo)
+        workspace.bootstrap(repo, options=WalkOptions(exclude_globs=("web/",)))
+    workspace.index.wait("demo", timeout=120)
+    deadline = time.monotonic() + 60
+    while workspace.index.outline("demo", "web/index.js").exists:
+        assert time.monotonic() < deadline, "the follow-up run never dropped web/"
+        time.sleep(0.05)
+    workspace.index.wait("demo", timeout=120)
+    assert workspace.index.status("demo").status == "completed"
+    assert workspace.index.changed("demo").removed == []  # the stored filters ran
 
 
 def test_file_records_live_under_the_key_grammar(workspace, repo):
