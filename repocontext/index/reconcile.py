@@ -141,16 +141,17 @@ class Reconciler:
                 waited_ms = 0
 
     def _apply(self, roots: dict[str, Path], paths: set[str]) -> None:
+        # Every repository whose root holds the path refreshes it: registrations may nest
+        # or share a directory, and each index must follow the edit (a scoped refresh finds
+        # nothing to do where its own walk does not list the path).
         by_repo: dict[str, list[str]] = defaultdict(list)
-        nested_first = sorted(roots.items(), key=lambda item: -len(item[1].parts))
         for raw in paths:
             path = Path(raw)
-            for repo_id, root in nested_first:
+            for repo_id, root in roots.items():
                 if path.is_relative_to(root):
                     rel = path.relative_to(root).as_posix()
                     if rel != "." and not _under_git_dir(rel):
                         by_repo[repo_id].append(rel)
-                    break
         for repo_id, rels in sorted(by_repo.items()):
             self._guarded(self._refresh, repo_id, sorted(rels))
         self.batches += 1

@@ -136,6 +136,28 @@ def test_the_watch_loop_reflects_edits_new_files_and_deletions(tmp_path, repo):
         assert workspace.reconciler is not None and workspace.reconciler.batches >= 1
 
 
+def test_every_registration_holding_an_edited_path_follows_it(tmp_path, repo):
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="watch")
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        workspace.bootstrap(repo, "alias", background=False)  # the same directory
+        workspace.bootstrap(repo / "pkg", "inner", background=False)  # nested
+        workspace.start_background()
+        assert workspace.reconciler is not None
+        assert workspace.reconciler.watching.wait(30)
+        (repo / "pkg/util.py").write_text("def watched():\n    pass\n")
+        for repo_id, path in (
+            ("demo", "pkg/util.py"),
+            ("alias", "pkg/util.py"),
+            ("inner", "util.py"),
+        ):
+            assert wait_for(
+                lambda r=repo_id, p=path: (
+                    [s["name"] for s in workspace.index.outline(r, p).symbols] == ["watched"]
+                )
+            ), repo_id
+
+
 def test_the_poll_loop_runs_full_passes(tmp_path, repo):
     settings = Settings(
         data_dir=tmp_path / "data",
