@@ -38,7 +38,7 @@ from repocontext.index.removal import (
     reset_index_records,
 )
 from repocontext.index.service import IndexService, IndexStatus
-from repocontext.index.walk import WalkOptions, refuse_dangerous, resolve_path
+from repocontext.index.walk import WalkOptions, is_directory, refuse_dangerous, resolve_path
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow
@@ -432,8 +432,8 @@ class Workspace:
             raise PathOutsideWorkspaceError(
                 f"{path} resolves to {resolved}, outside the workspace root {workspace_root}"
             )
-        if not resolved.is_dir():
-            raise PathNotFoundError(f"{resolved} is not an existing directory")
+        if not is_directory(resolved):
+            raise PathNotFoundError(f"{str(resolved)[:200]} is not an existing directory")
         return resolved
 
     def _iter_repos(self) -> Iterator[RepoInfo]:

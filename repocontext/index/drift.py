@@ -16,7 +16,7 @@ from typing import Any
 from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
 from repocontext.index.fingerprint import git_blob_id, is_binary_file
 from repocontext.index.nodes import stat_matches
-from repocontext.index.walk import WalkOptions, keyable_entries, resolve_path, walk
+from repocontext.index.walk import WalkOptions, is_directory, keyable_entries, resolve_path, walk
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
 
@@ -76,7 +76,7 @@ def scope_prefix(root: Path, scope: str | None) -> str:
     rel = full.relative_to(root).as_posix()
     if rel == ".":
         return ""
-    return rel + "/" if full.is_dir() else rel
+    return rel + "/" if is_directory(full) else rel
 
 
 def scope_matches(path: str, prefix: str) -> bool:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
+import posixpath
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,10 @@ from typing import Any, Final
 
 from repocontext.errors import (
     IndexRunningError,
+    InvalidInputError,
     NotFoundError,
     PathNotFoundError,
+    PathOutsideWorkspaceError,
     RepoContextError,
     RootChangedError,
 )
@@ -262,8 +265,8 @@ class IndexService:
         )
 
     def outline(self, repo_id: str, path: str) -> OutlineView:
-        """Return the stored outline of a file."""
-        self._repo(repo_id)
+        """Return the stored outline of a file (``path``: see :func:`file_path`)."""
+        path = file_path(self._repo(repo_id), path)
         node = self._node(repo_id, path)
         if node is None:
             return OutlineView(exists=False)
@@ -276,7 +279,7 @@ class IndexService:
 
     def related(self, repo_id: str, path: str) -> RelatedView:
         """Return a file's imports, references, dependents and covering tests."""
-        self._repo(repo_id)
+        path = file_path(self._repo(repo_id), path)
         if self._node(repo_id, path) is None:
             return RelatedView(exists=False)
         out = self._xref(repo_id, f"out:{path}")
@@ -451,6 +454,38 @@ class IndexService:
     def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
         record = self.store.get(XREF, xref_key(repo_id, name))
         return record.value if record is not None and isinstance(record.value, dict) else {}
+
+
+def file_path(repo: Mapping[str, Any], path: str) -> str:
+    """A caller's file path as the repository-relative key path of its node.
+
+    ``./a.py``, ``pkg//util.py`` and an absolute path under the repository root name the
+    same file as ``a.py`` / ``pkg/util.py``; symlinks are not resolved (nodes are kept under
+    the path the walk listed).
+
+    Raises:
+        InvalidInputError: The path is empty or names the root.
+        PathOutsideWorkspaceError: The path leads outside the repository root.
+    """
+    if not path.strip():
+        raise InvalidInputError("the file path is empty", hint="Pass a file of the repository.")
+    normal = posixpath.normpath(path.replace(os.sep, "/"))
+    root = str(repo.get("root") or "")
+    if posixpath.isabs(normal):
+        if not root or not (normal + "/").startswith(root.rstrip("/") + "/"):
+            raise PathOutsideWorkspaceError(
+                f"{path[:200]} is not under the repository root {root}",
+                hint="Pass a path relative to the repository root.",
+            )
+        normal = posixpath.relpath(normal, root)
+    if normal == ".":
+        raise InvalidInputError(f"{path!r} names no file", hint="Pass a file of the repository.")
+    if normal == ".." or normal.startswith("../"):
+        raise PathOutsideWorkspaceError(
+            f"{path[:200]} leads outside the repository",
+            hint="Pass a path relative to the repository root.",
+        )
+    return normal
 
 
 def _checked_root(repo_id: str, repo: dict[str, Any], root: Path) -> Path:

@@ -42,6 +42,7 @@ __all__ = [
     "WalkResult",
     "check_root",
     "in_scope",
+    "is_directory",
     "is_git_worktree",
     "keyable_entries",
     "printable_path",
@@ -143,8 +144,8 @@ def check_root(root: Path) -> Path:
     """
     resolved = resolve_path(root)
     refuse_dangerous(resolved)
-    if not resolved.is_dir():
-        raise PathNotFoundError(f"{resolved} is not an existing directory")
+    if not is_directory(resolved):
+        raise PathNotFoundError(f"{str(resolved)[:200]} is not an existing directory")
     return resolved
 
 
@@ -161,6 +162,14 @@ def resolve_path(path: Path | str) -> Path:
             f"{path} cannot be resolved: {exc}",
             hint="The path runs into a symlink loop; point at a real directory.",
         ) from exc
+
+
+def is_directory(path: Path) -> bool:
+    """``path.is_dir()``, False for a path the system refuses (a name too long, say)."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def refuse_dangerous(resolved: Path) -> None:

@@ -2,7 +2,10 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from repocontext.entries import recall
+from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
 from repocontext.index.job import (
     FLUSH_LOCAL_AT,
     PARALLEL_THRESHOLD,
@@ -258,3 +261,20 @@ def test_a_run_completes_over_a_symlink_loop_and_a_name_that_is_not_utf8(workspa
     assert {"path": "loop", "reason": "symlink_loop"} in status.issues
     assert {"path": "\\xffbad.py", "reason": "undecodable_name"} in status.issues
     assert workspace.index.outline("demo", "pkg/util.py").exists
+
+
+def test_outline_and_related_accept_the_spellings_of_a_file_path(workspace, repo):
+    index(workspace, repo)
+    root = workspace.get_repo("demo").root
+    plain = workspace.index.outline("demo", "pkg/util.py")
+    for spelling in ("./pkg/util.py", "pkg//util.py", "pkg/sub/../util.py", f"{root}/pkg/util.py"):
+        assert workspace.index.outline("demo", spelling) == plain
+        assert workspace.index.related("demo", spelling) == workspace.index.related(
+            "demo", "pkg/util.py"
+        )
+    for outside in ("../x.py", "/etc/hostname", "pkg/../../x.py"):
+        with pytest.raises(PathOutsideWorkspaceError):
+            workspace.index.outline("demo", outside)
+    for blank in ("", ".", "./"):
+        with pytest.raises(InvalidInputError):
+            workspace.index.related("demo", blank)
