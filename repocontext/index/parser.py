@@ -5,7 +5,11 @@ This is the only module that imports ``tree_sitter``. Each language has one quer
 ``x.scm``), whose captures name what they find: ``@definition.<kind>`` with ``@name`` (and
 optionally ``@scope``, a qualifier, and ``@signature``, the node whose first line is the
 signature instead of the name's line), ``@import.<kind>`` with an optional ``@spec``,
-and ``@package``. When two patterns capture one definition node, the later pattern wins. One
+and ``@package``. When two patterns capture one definition node, the later pattern wins.
+Besides the built-in ``#eq?`` and ``#match?``, a pattern may test
+``(#directly-in? @capture type ...)``: the capture's nearest ancestor that is not a
+preprocessor conditional (``#if``, ``#ifdef``, ``#elif``, ``#else`` blocks are not scopes)
+has one of the types, so a C prototype in an include guard counts as file level. One
 pass over the query's matches collects definitions, imports and the package; referenced names
 come from lexing the source (:mod:`repocontext.index._lexer`), which is several times cheaper
 than capturing every identifier node. Nesting is computed from the byte ranges of the
@@ -32,6 +36,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from typing import Literal
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
@@ -61,6 +66,10 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 
 # Nodes that wrap a definition and belong to it (Python decorators, C++ templates).
 _WRAPPERS = frozenset({"decorated_definition", "template_declaration"})
+# Nodes that `#directly-in?` looks through: C and C++ preprocessor conditionals.
+_CONDITIONALS = frozenset(
+    {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"}
+)
 _CAPTURE = re.compile(r"@([A-Za-z_][\w.]*)")
 _INHERITS = re.compile(r"^; inherits: (\w+)")
 
@@ -98,7 +107,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
     imports: list[tuple[int, ImportRef]] = []
     package: str | None = None
     attributed = language == "rust"  # only Rust items carry attribute siblings
-    for pattern, captures in QueryCursor(grammar.outline).matches(root):
+    for pattern, captures in QueryCursor(grammar.outline).matches(root, _predicate):
         role, kind = grammar.roles[pattern]
         if role == "definition":
             found = _definition(kind, pattern, captures, source, attributed)
@@ -122,6 +131,22 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
         package=package,
         errors=root.has_error,
     )
+
+
+def _predicate(
+    predicate: str,
+    args: list[tuple[str, Literal["capture", "string"]]],
+    pattern_index: int,
+    captures: dict[str, list[Node]],
+) -> bool:
+    """Evaluate a query predicate tree-sitter does not know (see the module docstring)."""
+    if predicate != "directly-in?":
+        raise ValueError(f"unknown query predicate #{predicate} in pattern {pattern_index}")
+    (capture, _), *types = args
+    parent = captures[capture][0].parent
+    while parent is not None and parent.type in _CONDITIONALS:
+        parent = parent.parent
+    return parent is not None and any(parent.type == kind for kind, _ in types)
 
 
 def _definition(

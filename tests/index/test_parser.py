@@ -348,3 +348,92 @@ def test_go_receivers_and_rust_impls_are_named_after_the_bare_type():
     assert flat(go.symbols) == [("method", "m.Box.Get", 2, 2)]
     rust = outline_of("rust", "impl<T> crate::Wrapper<T> {\n    fn new() {}\n}\n")
     assert flat(rust.symbols) == [("impl", "m.Wrapper", 1, 3), ("method", "m.Wrapper.new", 2, 2)]
+
+
+def test_c_prototypes_in_preprocessor_conditionals_are_file_level_and_local_ones_are_not():
+    source = (
+        "#ifndef UTIL_H\n"
+        "#define UTIL_H\n"
+        "int util_add(int a, int b);\n"
+        "#ifdef UTIL_NAMES\n"
+        "char *util_name(int code);\n"
+        "#elif defined(UTIL_CODES)\n"
+        "int util_code(const char *name);\n"
+        "#else\n"
+        "void util_none(void);\n"
+        "#endif\n"
+        "#ifdef __cplusplus\n"
+        'extern "C" {\n'
+        "#endif\n"
+        "int util_c(void);\n"
+        "#ifdef __cplusplus\n"
+        "}\n"
+        "#endif\n"
+        "static inline int util_sub(int a, int b)\n"
+        "{\n"
+        "    int util_neg(int);\n"
+        "#if UTIL_CHECKED\n"
+        "    int util_check(int);\n"
+        "#endif\n"
+        "    return util_add(a, util_neg(b));\n"
+        "}\n"
+        "#endif\n"
+    )
+    outline = outline_of("c", source, "include/util.h")
+    assert outline.symbols[1] == Symbol(
+        "function", "util_add", "include.util.util_add", "int util_add(int a, int b);", 3, 3
+    )
+    assert flat(outline.symbols) == [
+        ("macro", "include.util.UTIL_H", 2, 2),
+        ("function", "include.util.util_add", 3, 3),
+        ("function", "include.util.util_name", 5, 5),
+        ("function", "include.util.util_code", 7, 7),
+        ("function", "include.util.util_none", 9, 9),
+        ("function", "include.util.util_c", 14, 14),
+        ("function", "include.util.util_sub", 18, 25),
+    ]
+    # The header defines the names it declares rather than referring to them.
+    assert {"util_add", "util_name", "util_c"}.isdisjoint(outline.references)
+    assert {"util_neg", "util_check"} <= set(outline.references)
+
+
+def test_cpp_prototypes_in_extern_c_namespaces_and_conditionals_are_outlined():
+    source = (
+        'extern "C" {\n'
+        "int c_open(const char *path);\n"
+        "#if defined(C_CLOSE)\n"
+        "void c_close(int fd);\n"
+        "#endif\n"
+        "}\n"
+        'extern "C" int c_flush(int fd);\n'
+        "namespace io {\n"
+        "#ifdef IO_STREAMS\n"
+        "std::ostream &out();\n"
+        "class File {\n"
+        "#if IO_SEEK\n"
+        "    long seek(long to);\n"
+        "    File(int fd);\n"
+        "#endif\n"
+        "};\n"
+        "#endif\n"
+        "}\n"
+        "int &counter();\n"
+        "void run() {\n"
+        "#ifdef IO_LOCAL\n"
+        "    int local(int);\n"
+        "#endif\n"
+        "}\n"
+    )
+    outline = outline_of("cpp", source, "io.hpp")
+    assert flat(outline.symbols) == [
+        ("function", "io.c_open", 2, 2),
+        ("function", "io.c_close", 4, 4),
+        ("function", "io.c_flush", 7, 7),
+        ("namespace", "io.io", 8, 18),
+        ("function", "io.io.out", 10, 10),
+        ("class", "io.io.File", 11, 16),
+        ("method", "io.io.File.seek", 13, 13),
+        ("method", "io.io.File.File", 14, 14),
+        ("function", "io.counter", 19, 19),
+        ("function", "io.run", 20, 24),
+    ]

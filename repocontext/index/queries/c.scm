@@ -1,6 +1,8 @@
 ; Outline of a C file (C++ builds on it). Capture names are described in python.scm.
-; Function prototypes at file level are outlined too (they are what a header holds). A
-; typedef's signature is its first line, not the line of its name.
+; Function prototypes at file level are outlined too (they are what a header holds), also
+; inside preprocessor conditionals (include guards, #ifdef blocks) and extern "C"; local
+; prototypes in function bodies are not. A typedef's signature is its first line, not the
+; line of its name.
 
 (function_definition
   declarator: [
@@ -11,12 +13,12 @@
         declarator: (function_declarator declarator: (identifier) @name)))
   ]) @definition.function
 
-(translation_unit
-  (declaration
-    declarator: [
-      (function_declarator declarator: (identifier) @name)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
-    ]) @definition.function)
+((declaration
+  declarator: [
+    (function_declarator declarator: (identifier) @name)
+    (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+  ]) @definition.function
+  (#directly-in? @definition.function translation_unit declaration_list linkage_specification))
 
 (struct_specifier name: (type_identifier) @name body: (field_declaration_list)) @definition.struct
 

@@ -1,6 +1,9 @@
 ; inherits: c
 ; C++ additions to c.scm. A function defined with a qualified name (`Circle::area`) is a
-; method of the scope; functions directly inside a class or struct are methods.
+; method of the scope; functions directly inside a class or struct are methods. c.scm's
+; prototype pattern also finds prototypes in namespace bodies (a declaration_list, like
+; extern "C" { ... }); here only those returning a reference are added. Preprocessor
+; conditionals are looked through in namespaces and class bodies as at file level.
 
 (class_specifier name: (_) @name body: (field_declaration_list)) @definition.class
 
@@ -24,25 +27,22 @@
         declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name)] @name))
   ]) @definition.function
 
-(declaration_list
-  (declaration
-    declarator: [
-      (function_declarator declarator: (identifier) @name)
-      (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
-      (reference_declarator (function_declarator declarator: (identifier) @name))
-    ]) @definition.function)
+((declaration
+  declarator: (reference_declarator (function_declarator declarator: (identifier) @name)))
+  @definition.function
+  (#directly-in? @definition.function translation_unit declaration_list linkage_specification))
 
-(field_declaration_list
-  (field_declaration
-    declarator: [
-      (function_declarator declarator: [(field_identifier) (destructor_name) (operator_name)] @name)
-      (pointer_declarator
-        declarator: (function_declarator declarator: [(field_identifier) (operator_name)] @name))
-      (reference_declarator
-        (function_declarator declarator: [(field_identifier) (operator_name)] @name))
-    ]) @definition.method)
+((field_declaration
+  declarator: [
+    (function_declarator declarator: [(field_identifier) (destructor_name) (operator_name)] @name)
+    (pointer_declarator
+      declarator: (function_declarator declarator: [(field_identifier) (operator_name)] @name))
+    (reference_declarator
+      (function_declarator declarator: [(field_identifier) (operator_name)] @name))
+  ]) @definition.method
+  (#directly-in? @definition.method field_declaration_list))
 
-(field_declaration_list
-  (declaration
-    declarator: (function_declarator
-      declarator: [(identifier) (destructor_name)] @name)) @definition.method)
+((declaration
+  declarator: (function_declarator
+    declarator: [(identifier) (destructor_name)] @name)) @definition.method
+  (#directly-in? @definition.method field_declaration_list))
