@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from repocontext.errors import InvalidInputError
+from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.memory.service import memory_view
 from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value
-from repocontext.store.keys import ParsedKey, family_prefix, parse_key, xref_key
+from repocontext.store.keys import ParsedKey, family_prefix, parse_key, repo_key, xref_key
 
 __all__ = ["SCOPES", "EntryPage", "Scope", "recall", "scan"]
 
@@ -80,9 +80,12 @@ def scan(
 
     Raises:
         InvalidInputError: The scope is unknown or ``memoryTopic`` lacks a topic.
+        NotFoundError: A code scope (files, packages, symbols) of an unregistered repository.
         InvalidTokenError: The continuation token belongs to another scan.
     """
     tree, prefix = _scope(repo_id, scope, topic, path_prefix)
+    if tree != MEMORY and store.get(STRUCTURAL, repo_key(repo_id)) is None:
+        raise NotFoundError(f"no repository {repo_id!r} is registered")
     page = store.scan(tree, prefix, limit=min(max(page_size, 1), 500), token=token)
     entries = [
         memory_view(store, r.key, r) if tree == MEMORY else _entry(parse_key(r.key), r.key, r)
