@@ -1,7 +1,7 @@
 import pytest
 
 from repocontext.entries import recall, scan
-from repocontext.errors import InvalidInputError
+from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, DocPatch, Store
 from repocontext.store.keys import file_key, mem_key, pkg_key, repo_key, symbol_key, xref_key
 from repocontext.testing import FakeClock
@@ -62,3 +62,10 @@ def test_scan_refuses_unknown_scopes_and_missing_topics(store):
         scan(store, "r", "everything")  # type: ignore[arg-type]
     with pytest.raises(InvalidInputError):
         scan(store, "r", "memoryTopic")
+
+
+def test_scanning_the_code_of_an_unregistered_repository_is_not_found(store):
+    for scope in ("files", "packages", "symbols"):
+        with pytest.raises(NotFoundError):
+            scan(store, "nobody", scope)
+    assert scan(store, "nobody", "memory").entries == []  # memory needs no registration
