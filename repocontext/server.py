@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -116,8 +117,20 @@ def _run_http(
             f"warning: no auth tokens file; every client that reaches {settings.host} gets the "
             f"local grant ({settings.local_role}). Set --auth-tokens for a shared server."
         )
-    notify(connect_banner(settings.host, settings.port, authenticated=tokens is not None))
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+    listener = _listener(settings.host) if settings.port == 0 else None
+    port = listener.getsockname()[1] if listener is not None else settings.port
+    notify(connect_banner(settings.host, port, authenticated=tokens is not None))
+    config = uvicorn.Config(app, host=settings.host, port=port, log_level="info", access_log=False)
+    uvicorn.Server(config).run(sockets=[listener] if listener is not None else None)
+
+
+def _listener(host: str) -> socket.socket:
+    """A socket bound to a free port of ``host`` (``--port 0``), so the banner names the port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, 0))
+    return listener
 
 
 def _exit_cleanly_on_sigterm() -> None:

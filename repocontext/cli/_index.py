@@ -178,7 +178,9 @@ def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspa
 
 
 def pick_repo(workspace: Workspace, repo_id: str | None) -> str:
-    if repo_id:
+    if repo_id is not None:
+        if not repo_id.strip():
+            raise InvalidInputError("--repo-id is empty", hint="Pass a registered repository id.")
         return repo_id
     repos = workspace.list_repos()
     if len(repos) == 1:
@@ -190,7 +192,7 @@ def pick_repo(workspace: Workspace, repo_id: str | None) -> str:
             if not repos
             else f"{len(repos)} repositories are registered"
         ),
-        hint="List them with `repocontext doctor` or index one with `repocontext index PATH`.",
+        hint="List them with `repocontext repos list`, or index one with `repocontext index PATH`.",
     )
 
 
@@ -239,15 +241,18 @@ def _status_text(status: dict[str, Any]) -> str:
         f"attempt {status.get('attempt')}, {status.get('elapsed_ms')} ms)"
     ]
     lines += [f"  {name}: {value}" for name, value in counters.items()]
-    if status.get("error"):
-        lines.append(f"  error: {status['error']}")
+    error = status.get("error")
+    if isinstance(error, dict):
+        lines.append(f"  error [{error.get('code')}]: {error.get('message')}")
+    elif error:
+        lines.append(f"  error: {error}")
     return "\n".join(lines)
 
 
 def _outline_text(view: dict[str, Any]) -> str:
     if not view["exists"]:
         return "not indexed"
-    lines = [f"{view['language']} · {view['token_count']} tokens"]
+    lines = [f"{view['language'] or 'unknown language'} · {view['token_count']} tokens"]
 
     def walk(symbols: list[dict[str, Any]], depth: int) -> None:
         for s in symbols:

@@ -115,3 +115,12 @@ def test_a_rerun_keeps_the_filters_and_the_size_cap_comes_from_the_settings(tmp_
 def test_an_empty_path_is_refused(tmp_path):
     result = runner.invoke(app, ["index", "", "--data-dir", str(tmp_path / "data")])
     assert result.exit_code == 1 and "input.invalid" in result.output
+
+
+def test_an_empty_repo_id_is_refused_and_unknown_languages_read_plainly(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data)
+    result = runner.invoke(app, ["status", "--repo-id", "", "--data-dir", data])
+    assert result.exit_code == 1 and "input.invalid" in result.output
+    assert invoke("outline", "notes.txt", "--data-dir", data).startswith("unknown language ·")

@@ -240,9 +240,8 @@ def _free_port() -> int:
 class _HttpServer:
     """`repocontext serve --transport http` in a subprocess, gated on its startup line."""
 
-    def __init__(self, tmp_path: Path, *extra: str) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(self, tmp_path: Path, *extra: str, port: int | None = None) -> None:
+        self.port = _free_port() if port is None else port
         self.stderr: list[str] = []
         self.proc = subprocess.Popen(
             [*_SERVE_HTTP, "--port", str(self.port), "--data-dir", str(tmp_path / "data"), *extra],
@@ -258,6 +257,9 @@ class _HttpServer:
         # Bounded: the test's timeout marker is the outer bound; this one gives a clear message.
         assert started.wait(60), "server did not start:\n" + "".join(self.stderr)
         assert self.proc.poll() is None, "server exited:\n" + "".join(self.stderr)
+        # The URL the banner names (with --port 0, the port the system picked).
+        banner = next(line for line in self.stderr if "MCP endpoint:" in line)
+        self.url = banner.split("MCP endpoint: ", 1)[1].strip().removesuffix("/mcp")
 
     def _read(self, started: threading.Event) -> None:
         assert self.proc.stderr is not None
@@ -275,6 +277,16 @@ class _HttpServer:
             self.proc.kill()
             self.proc.wait(timeout=20)
         self._drain.join(timeout=20)
+
+
+@pytest.mark.timeout(120)
+def test_port_zero_serves_on_the_port_the_banner_names(tmp_path: Path) -> None:
+    server = _HttpServer(tmp_path, port=0)
+    try:
+        assert not server.url.endswith(":0")
+        _wait_live(server.url)
+    finally:
+        server.stop()
 
 
 @pytest.fixture
