@@ -85,7 +85,15 @@ def _fail_cleanly() -> Iterator[None]:
         typer.echo(f"error [{exc.code}]: {exc.message}\nhint: {exc.hint}", err=True)
         raise typer.Exit(1) from exc
     except ValidationError as exc:
-        typer.echo(f"error [input.invalid]: {exc}", err=True)
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or 'settings'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        typer.echo(
+            f"error [input.invalid]: invalid setting: {problems}\n"
+            "hint: Check the flag or its REPOCONTEXT_* variable (docs/configuration.md).",
+            err=True,
+        )
         raise typer.Exit(2) from exc
 
 

@@ -124,3 +124,12 @@ def test_an_empty_repo_id_is_refused_and_unknown_languages_read_plainly(tmp_path
     result = runner.invoke(app, ["status", "--repo-id", "", "--data-dir", data])
     assert result.exit_code == 1 and "input.invalid" in result.output
     assert invoke("outline", "notes.txt", "--data-dir", data).startswith("unknown language ·")
+
+
+def test_an_invalid_setting_is_one_error_line_with_a_hint(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPOCONTEXT_MAX_FILE_BYTES", "abc")
+    result = runner.invoke(app, ["status", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 2
+    first, hint = result.output.strip().splitlines()
+    assert first.startswith("error [input.invalid]: invalid setting: max_file_bytes:")
+    assert hint.startswith("hint: ")
