@@ -16,6 +16,7 @@ Every call is observed in :class:`repocontext.telemetry.Telemetry` (tool, outcom
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ class GrantedServer(MCPServer):
         self,
         *args: Any,
         grant: Grant,
-        withheld: frozenset[str] = frozenset(),
+        withheld: Mapping[str, str] | None = None,
         telemetry: Telemetry | None = None,
         workspace_root: Path | None = None,
         **kwargs: Any,
@@ -50,7 +51,8 @@ class GrantedServer(MCPServer):
         Args:
             *args: Passed to :class:`MCPServer`.
             grant: The grant every call of this server runs under.
-            withheld: Catalogue tools this grant is not given (refused by name).
+            withheld: Catalogue tools this grant is not given (refused by name), each with
+                the hint that says why.
             telemetry: Where calls are counted, if anywhere.
             workspace_root: What a relative path argument is relative to (as the workspace
                 resolves it); default: the process's directory.
@@ -58,10 +60,10 @@ class GrantedServer(MCPServer):
         """
         super().__init__(*args, **kwargs)
         self.grant = grant
-        self.withheld = withheld
+        self.withheld: Mapping[str, str] = withheld or {}
         self.telemetry = telemetry
         self.workspace_root = workspace_root
-        self._known: set[str] = set(withheld)
+        self._known: set[str] = set(self.withheld)
 
     def add_tool(self, fn: Any, *args: Any, **kwargs: Any) -> None:
         """Register a tool (and remember its name for the metrics' label set)."""
@@ -94,7 +96,9 @@ class GrantedServer(MCPServer):
 
     def _refusal(self, name: str, arguments: dict[str, Any]) -> RepoContextError | None:
         if name in self.withheld:
-            return ToolForbiddenError(f"tool {name} is not offered to this caller")
+            return ToolForbiddenError(
+                f"tool {name} is not offered to this caller", hint=self.withheld[name]
+            )
         try:
             repo_id = arguments.get("repoId")
             if isinstance(repo_id, str):

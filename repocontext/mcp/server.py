@@ -66,9 +66,11 @@ def build_server(
         instructions=INSTRUCTIONS,
         version=_version(),
         grant=grant,
-        withheld=frozenset(
-            spec.name for spec in _specs(workspace) if not offered(spec, settings, grant)
-        ),
+        withheld={
+            spec.name: why
+            for spec in _specs(workspace)
+            if (why := withheld_because(spec, settings, grant)) is not None
+        },
         telemetry=telemetry,
         workspace_root=settings.workspace_root,
     )
@@ -82,6 +84,19 @@ def build_server(
                 structured_output=True,
             )
     return server
+
+
+def withheld_because(spec: ToolSpec, settings: Settings, grant: Grant) -> str | None:
+    """Why a server with ``settings`` does not offer ``spec`` to ``grant`` (a hint), or None."""
+    if offered(spec, settings, grant):
+        return None
+    if spec.writes and not settings.enable_writes:
+        return "This server runs read-only: start it with --enable-writes to offer write tools."
+    if spec.writes and not grant.can_write:
+        return "Write tools need a curator token."
+    if spec.mode == "single_repo":
+        return "Offered by a single-repository server (serve --repo); use repocontext_add_repo."
+    return "Offered by a workspace server (serve --workspace-root); this one serves one repo."
 
 
 def offered(spec: ToolSpec, settings: Settings, grant: Grant) -> bool:

@@ -98,7 +98,12 @@ async def test_the_admin_tools_are_withheld_without_writes_or_outside_workspace_
     with Workspace.open(settings) as workspace:
         async with Client(build_server(workspace, settings)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
+            refused = error(await client.call_tool("repocontext_reset_index", {"repoId": "proj"}))
     assert names.isdisjoint(ADMIN)
+    # The refusal says why: what the operator would change, not a token the caller lacks.
+    assert refused["code"] == "auth.tool_forbidden"
+    expected = "--enable-writes" if mode == "writes-disabled" else "--workspace-root"
+    assert expected in refused["hint"] and "curator" not in refused["hint"]
 
 
 @pytest.mark.timeout(120)
