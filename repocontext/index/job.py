@@ -316,10 +316,10 @@ class IndexJob:
             progress.files_skipped += 1
             if not excluded:
                 progress.issues.append({"path": path, "reason": item.issue or "unreadable"})
-            if old is not None:
+            if old is not None and not (item.issue or "").startswith("unreadable"):
                 self._remove(batch, path)
                 return True
-            return False
+            return False  # (a file that can't be read now keeps its node: nothing is lost)
         if (
             old is not None
             and old.get("blobId") == item.blob_id

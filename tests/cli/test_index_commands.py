@@ -1,5 +1,7 @@
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -133,3 +135,30 @@ def test_an_invalid_setting_is_one_error_line_with_a_hint(tmp_path, monkeypatch)
     first, hint = result.output.strip().splitlines()
     assert first.startswith("error [input.invalid]: invalid setting: max_file_bytes:")
     assert hint.startswith("hint: ")
+
+
+def test_a_file_that_cannot_be_read_now_keeps_its_node(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data)
+    target = repo / "src" / "calc.py"
+    target.write_text("def other():\n    pass\n")  # changed on disk, then unreadable
+    target.chmod(0)
+    command = [sys.executable, "-m", "repocontext", "index", str(repo), "--data-dir", data]
+    if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    try:
+        run = subprocess.run(
+            [*command, "--json"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "REPOCONTEXT_EMBEDDER": "off"},
+        )
+    finally:
+        target.chmod(0o644)
+    status = json.loads(run.stdout)
+    assert {"path": "src/calc.py", "reason": "unreadable: Permission denied"} in status["issues"]
+    assert status["counters"]["filesRemoved"] == 0
+    outline = json.loads(invoke("outline", "src/calc.py", "--data-dir", data, "--json"))
+    assert [s["name"] for s in outline["symbols"]] == ["add", "Calc"]  # the last version read
