@@ -121,7 +121,10 @@ def _run_http(
     port = listener.getsockname()[1] if listener is not None else settings.port
     notify(connect_banner(settings.host, port, authenticated=tokens is not None))
     config = uvicorn.Config(app, host=settings.host, port=port, log_level="info", access_log=False)
-    uvicorn.Server(config).run(sockets=[listener] if listener is not None else None)
+    try:
+        uvicorn.Server(config).run(sockets=[listener] if listener is not None else None)
+    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it shut down on (as uvicorn.run)
+        pass
 
 
 def _listener(host: str) -> socket.socket:
