@@ -8,6 +8,8 @@ the production file as a dependent and editing it would report that file as impa
 
 from pathlib import Path
 
+import pytest
+
 from repocontext.index.walk import WalkOptions
 
 MAVEN = {
@@ -64,42 +66,50 @@ def paths(links) -> set[str]:
     return {link["path"] for link in links}
 
 
-def test_java_production_code_never_imports_a_test(workspace, repo_factory, tmp_path):
-    root = repo_factory(tmp_path / "ws" / "maven", MAVEN)
+@pytest.mark.parametrize(
+    ("name", "files", "production", "model", "model_test", "test_importer", "edit"),
+    [
+        (
+            "maven",
+            MAVEN,
+            "src/main/java/com/acme/app/Main.java",
+            "src/main/java/com/acme/model/Account.java",
+            "src/test/java/com/acme/model/AccountTest.java",
+            "src/test/java/com/acme/app/MainTest.java",
+            ("open()", "open(); "),
+        ),
+        (
+            "dotnet",
+            DOTNET,
+            "src/Acme.App/Program.cs",
+            "src/Acme.Model/Account.cs",
+            "tests/Acme.Tests/AccountTests.cs",
+            "tests/Acme.Tests/ProgramTests.cs",
+            ("Open();", "Open(); "),
+        ),
+    ],
+)
+def test_production_code_never_imports_a_test(
+    workspace,
+    repo_factory,
+    tmp_path,
+    name,
+    files,
+    production,
+    model,
+    model_test,
+    test_importer,
+    edit,
+):
+    root = repo_factory(tmp_path / "ws" / name, files)
     index = indexed(workspace, root)
-    main = "src/main/java/com/acme/app/Main.java"
-    account = "src/main/java/com/acme/model/Account.java"
-    account_test = "src/test/java/com/acme/model/AccountTest.java"
 
-    assert paths(index.related("maven", main).imports) == {account}
-    assert main not in paths(index.related("maven", account_test).dependents)
-    assert main in paths(index.related("maven", account).dependents)
+    assert paths(index.related(name, production).imports) == {model}
+    assert production not in paths(index.related(name, model_test).dependents)
+    assert production in paths(index.related(name, model).dependents)
     # A test importing the package still sees the package's test files (helpers live there).
-    assert paths(index.related("maven", "src/test/java/com/acme/app/MainTest.java").imports) == {
-        account,
-        account_test,
-    }
+    assert paths(index.related(name, test_importer).imports) == {model, model_test}
 
-    (root / account_test).write_text(MAVEN[account_test].replace("open()", "open(); "))
-    impacted = {item.path for item in index.changed("maven").impacted}
-    assert main not in impacted
-
-
-def test_csharp_production_code_never_imports_a_test(workspace, repo_factory, tmp_path):
-    root = repo_factory(tmp_path / "ws" / "dotnet", DOTNET)
-    index = indexed(workspace, root)
-    program = "src/Acme.App/Program.cs"
-    account = "src/Acme.Model/Account.cs"
-    account_tests = "tests/Acme.Tests/AccountTests.cs"
-
-    assert paths(index.related("dotnet", program).imports) == {account}
-    assert program not in paths(index.related("dotnet", account_tests).dependents)
-    assert program in paths(index.related("dotnet", account).dependents)
-    assert paths(index.related("dotnet", "tests/Acme.Tests/ProgramTests.cs").imports) == {
-        account,
-        account_tests,
-    }
-
-    (root / account_tests).write_text(DOTNET[account_tests].replace("Open();", "Open(); "))
-    impacted = {item.path for item in index.changed("dotnet").impacted}
-    assert program not in impacted
+    (root / model_test).write_text(files[model_test].replace(*edit))
+    impacted = {item.path for item in index.changed(name).impacted}
+    assert production not in impacted
