@@ -16,7 +16,7 @@ from typing import Any
 from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
 from repocontext.index.fingerprint import git_blob_id, is_binary_file
 from repocontext.index.nodes import stat_matches
-from repocontext.index.walk import WalkOptions, is_directory, keyable_entries, resolve_path, walk
+from repocontext.index.walk import WalkOptions, is_directory, keyable, resolve_path, walk
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
 
@@ -103,19 +103,14 @@ def detect_drift(
     started = time.perf_counter()
     prefix = scope_prefix(root, scope)
     result = walk(root, options, scope=[prefix] if prefix.endswith("/") or not prefix else None)
-    entries = [
-        e
-        for e in keyable_entries(result, repo_id).entries
-        if scope_matches(e.path, prefix) and _readable(root / e.path)
-    ]
+    entries = [e for e in result.entries if scope_matches(e.path, prefix)]
     added: list[str] = []
     updated: list[str] = []
     skip_binary = (options or WalkOptions()).exclude_binary
     for entry in entries:
         node = nodes.get(entry.path)
         if node is None:
-            # An excluded binary file has no node and is no change (8 KiB read to tell).
-            if not (skip_binary and is_binary_file(root / entry.path)):
+            if _indexed_when_run(root, repo_id, entry.path, skip_binary):
                 added.append(entry.path)
         elif not stat_matches(node, entry.size, entry.mtime_ns, entry.inode):
             try:
@@ -138,9 +133,16 @@ def detect_drift(
     )
 
 
-def _readable(path: Path) -> bool:
-    """Whether the index could read the file (one it can't is skipped, so it is no change)."""
-    return os.access(path, os.R_OK)
+def _indexed_when_run(root: Path, repo_id: str, path: str, skip_binary: bool) -> bool:
+    """Whether an index run would add this node-less file.
+
+    What a run skips is no change: a path no key can hold, a file it cannot read, an
+    excluded binary (8 KiB read to tell).
+    """
+    full = root / path
+    if not keyable(repo_id, path) or not os.access(full, os.R_OK):
+        return False
+    return not (skip_binary and is_binary_file(full))
 
 
 def _impacted(

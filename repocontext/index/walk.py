@@ -44,6 +44,7 @@ __all__ = [
     "in_scope",
     "is_directory",
     "is_git_worktree",
+    "keyable",
     "keyable_entries",
     "printable_path",
     "refuse_dangerous",
@@ -268,14 +269,21 @@ def keyable_entries(result: WalkResult, repo_id: str) -> WalkResult:
     """
     entries, issues = [], list(result.issues)
     for entry in result.entries:
-        try:
-            file_key(repo_id, entry.path)
-            content_key(repo_id, entry.path)
-        except InvalidKeyError:
+        if keyable(repo_id, entry.path):
+            entries.append(entry)
+        else:
             issues.append(WalkIssue(entry.path, "invalid_path"))
-            continue
-        entries.append(entry)
     return WalkResult(entries, issues, result.git)
+
+
+def keyable(repo_id: str, path: str) -> bool:
+    """Whether the keys of ``path``'s file node and content can hold it."""
+    try:
+        file_key(repo_id, path)
+        content_key(repo_id, path)
+    except InvalidKeyError:
+        return False
+    return True
 
 
 def printable_path(rel: str) -> str:

@@ -1,3 +1,8 @@
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
 from repocontext.errors import PathOutsideWorkspaceError
@@ -80,3 +85,27 @@ def test_changed_uses_the_filters_the_repository_was_indexed_with(workspace, rep
     workspace.bootstrap(repo, options=WalkOptions(include_globs=("pkg/**",)), background=False)
     (repo / "web/new.js").write_text("x\n")
     assert workspace.index.changed("demo").added == []
+
+
+def test_an_indexed_file_that_cannot_be_read_now_is_neither_updated_nor_removed(workspace, repo):
+    workspace.bootstrap(repo, background=False)
+    target = repo / "pkg/util.py"
+    target.write_text("def changed():\n    pass\n")
+    target.chmod(0)
+    try:
+        script = (
+            "import json, sys; from pathlib import Path;"
+            "from repocontext.settings import Settings;"
+            "from repocontext.workspace import Workspace;"
+            "s = Settings(data_dir=Path(sys.argv[1]), workspace_root=Path(sys.argv[2]));"
+            "ws = Workspace.open(s); r = ws.index.changed('demo');"
+            "print(json.dumps([r.added, r.updated, r.removed])); ws.close()"
+        )
+        data_dir = workspace.settings.data_dir  # (opened by a second process too: LMDB)
+        command = [sys.executable, "-c", script, str(data_dir), str(repo.parent)]
+        if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
+            command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    finally:
+        target.chmod(0o644)
+    assert json.loads(out) == [[], [], []]
