@@ -6,6 +6,7 @@ the CLI only builds :class:`~repocontext.settings.Settings` and calls :func:`run
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import signal
@@ -121,10 +122,9 @@ def _run_http(
     port = listener.getsockname()[1] if listener is not None else settings.port
     notify(connect_banner(settings.host, port, authenticated=tokens is not None))
     config = uvicorn.Config(app, host=settings.host, port=port, log_level="info", access_log=False)
-    try:
+    # uvicorn re-raises the SIGINT it shut down on (uvicorn.run swallows it too)
+    with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[listener] if listener is not None else None)
-    except KeyboardInterrupt:  # uvicorn re-raises the SIGINT it shut down on (as uvicorn.run)
-        pass
 
 
 def _listener(host: str) -> socket.socket:

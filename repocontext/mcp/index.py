@@ -16,9 +16,11 @@ from repocontext.workspace import Workspace
 
 __all__ = ["index_tools"]
 
-WRITE: Final = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+INDEX_WRITE: Final = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
+"""Annotations of the tools that register and index a repository (bootstrap, add_repo):
+they only add and refresh derived records, never drop anything a caller wrote."""
 
 RepoId = Annotated[str, Field(description="Repository id (see repocontext_list_repos).")]
 RepoPath = Annotated[str, Field(description="File path relative to the repository root.")]
@@ -150,7 +152,7 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
         "repocontext_bootstrap",
         repocontext_bootstrap,
         "Index a repository",
-        WRITE,
+        INDEX_WRITE,
         writes=True,
         mode="single_repo",
     )

@@ -13,14 +13,11 @@ from pydantic import Field
 
 from repocontext.index.removal import IndexReset, RepoRemoval
 from repocontext.mcp._gate import ToolSpec, WireModel, map_errors
-from repocontext.mcp.index import IndexStatusResult, walk_options
+from repocontext.mcp.index import INDEX_WRITE, IndexStatusResult, walk_options
 from repocontext.workspace import Workspace
 
 __all__ = ["RemoveRepoResult", "ResetIndexResult", "workspace_tools"]
 
-ADD: Final = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
 DROP: Final = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
@@ -114,7 +111,7 @@ def _add_repo(workspace: Workspace) -> ToolSpec:
         "repocontext_add_repo",
         repocontext_add_repo,
         "Add a repository",
-        ADD,
+        INDEX_WRITE,
         writes=True,
         mode="workspace",
     )
