@@ -332,7 +332,10 @@ class Workspace:
             PathOutsideWorkspaceError: The path resolves outside the workspace root.
             PathNotFoundError: The path is not an existing directory.
             RepoConflictError: The id is registered for another directory.
+            InvalidInputError: A glob can never match, or the id is malformed or too long.
         """
+        if options is not None:
+            options.check()  # before anything is written
         info = self.register_repo(root, repo_id)
         key = repo_key(info.repo_id)
         record = self._store.get(STRUCTURAL, key)

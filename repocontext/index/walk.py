@@ -29,7 +29,12 @@ from typing import Final
 
 import pathspec
 
-from repocontext.errors import DangerousRootError, InvalidKeyError, PathNotFoundError
+from repocontext.errors import (
+    DangerousRootError,
+    InvalidInputError,
+    InvalidKeyError,
+    PathNotFoundError,
+)
 from repocontext.index.model import pickled_by_fields
 from repocontext.store import Value
 from repocontext.store.keys import content_key, file_key
@@ -74,6 +79,30 @@ class WalkOptions:
     respect_gitignore: bool = True
     exclude_binary: bool = True
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+
+    def check(self) -> WalkOptions:
+        """Return these options after checking every glob is one git would use.
+
+        A glob git ignores (an unclosed ``[``, a lone ``!`` or a lone backslash) would match
+        nothing, silently: an include list of it would empty the index.
+
+        Raises:
+            InvalidInputError: A glob is malformed or matches nothing by construction.
+        """
+        for glob in (*self.include_globs, *self.exclude_globs):
+            try:
+                patterns = pathspec.GitIgnoreSpec.from_lines([glob]).patterns
+            except ValueError as exc:  # pathspec's GitIgnorePatternError
+                patterns, reason = [], str(exc)
+            else:
+                reason = "it can never match"
+            if not glob.strip() or glob.startswith("#") or not any(p.regex for p in patterns):
+                raise InvalidInputError(
+                    f"glob {glob[:100]!r} is not usable: {reason}",
+                    hint="Use gitignore-style globs such as 'src/**' or '*.py' (a '[' needs "
+                    "its ']'; escape a literal one as '\\[').",
+                )
+        return self
 
     def to_wire(self) -> dict[str, Value]:
         """Return the form kept in the repository record (``filters``)."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from repocontext.errors import DangerousRootError, PathNotFoundError
+from repocontext.errors import DangerousRootError, InvalidInputError, PathNotFoundError
 from repocontext.index.walk import WalkOptions, check_root, walk
 
 
@@ -194,3 +194,16 @@ def test_an_unreadable_directory_entry_is_reported_not_fatal(tmp_path):
     result = walk(root)
     assert paths(result) == ["ok.py"]
     assert {i.path: i.reason for i in result.issues} == {"pipe": "not_a_file"}
+
+
+@pytest.mark.parametrize("glob", ["[", "src/[a-", "!", "\\", "", "  ", "# a comment"])
+def test_a_glob_that_can_never_match_is_refused(workspace, repo, glob):
+    with pytest.raises(InvalidInputError) as caught:
+        workspace.bootstrap(repo, options=WalkOptions(include_globs=(glob,)), background=False)
+    assert "gitignore-style" in caught.value.hint
+    assert workspace.get_repo("demo") is None  # refused before anything was written
+
+
+def test_usable_globs_pass_the_check():
+    options = WalkOptions(include_globs=("src/**", "*.py", "\\[x].py"), exclude_globs=("!keep",))
+    assert options.check() is options
