@@ -226,17 +226,28 @@ def _units(node: Mapping[str, Any], text: str | None, hit: SearchHit, detail: st
         return _slices(text, hit)
     if outline:
         return [_Unit("outline", "outline", outline, 1, lines)]
-    head = "".join(text.splitlines(keepends=True)[:MAX_SLICE_LINES])
+    head = "".join(_source_lines(text)[:MAX_SLICE_LINES])
     end = min(lines, MAX_SLICE_LINES)
     return [_Unit("slice", f"1-{end}", f"--- L1-{end}\n" + head, 1, end)]
 
 
+def _source_lines(text: str) -> list[str]:
+    """``text``'s lines as the outlines number them: split at ``\n`` only, ends kept.
+
+    ``str.splitlines`` also splits at form feeds, ``\x1c``-``\x1e``, ``\x85`` and the
+    Unicode line and paragraph separators, which would shift every slice after one.
+    """
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]
+    return lines if lines[-1] else lines[:-1]
+
+
 def _slices(text: str, hit: SearchHit) -> list[_Unit]:
-    source = text.splitlines(keepends=True)
+    source = _source_lines(text)
     ranges: list[tuple[int, int, str]] = []
     for match in hit.symbols[:MAX_SLICES]:
         start = max(1, match.start_line - SLICE_CONTEXT_LINES)
-        end = min(len(source), match.end_line, start + MAX_SLICE_LINES - 1)
+        end = min(len(source), match.end_line + SLICE_CONTEXT_LINES, start + MAX_SLICE_LINES - 1)
         ranges.append((start, end, match.fq_name))
     ranges.sort()
     merged: list[tuple[int, int, str]] = []

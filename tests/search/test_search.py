@@ -186,3 +186,24 @@ def test_the_token_encoding_is_selectable_and_recounts_files(tmp_path: Path, rep
             sent = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
             assert wire["responseTokens"] == 2 * count_tokens(sent, encoding) <= 4000
     assert count_tokens(text, "cl100k_base") != count_tokens(text, "o200k_base")
+
+
+def test_slices_number_lines_as_the_outline_does_across_form_feeds(workspace, repo) -> None:
+    from repocontext.pack.bundle import ContextRequest
+
+    fillers = "".join(
+        f"def filler_{i}(value):\n    '''Filler {i}.\f'''\n    return value + {i}\n\n\n"
+        for i in range(60)
+    )  # a form feed (and \u2028) on many lines: str.splitlines would count each as a line
+    body = fillers + "def target_function(x):\n    # \u2028 separator\n    return x * 2\n"
+    (repo / "app/long_module.py").write_text(body)
+    workspace.bootstrap(repo, background=False)
+    start = body.split("\n").index("def target_function(x):") + 1
+    request = ContextRequest("demo", "target_function", detail="slices", budget=20000)
+    entry = next(
+        e for e in workspace.context(request).wire["entries"] if e["path"] == "app/long_module.py"
+    )
+    unit = next(u for u in entry["units"] if u.get("symbol", "").endswith("target_function"))
+    assert (unit["startLine"], unit["endLine"]) == (start - 2, start + 2)
+    sliced = entry["content"].split(f"--- L{start - 2}-{start + 2}\n", 1)[1].split("\n")
+    assert sliced[2] == "def target_function(x):" and sliced[4] == "    return x * 2"
