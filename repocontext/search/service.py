@@ -410,7 +410,12 @@ class SearchService:
         text = self._text(repo_id, hit.path) if hit.path is not None else None
         if text is None or not _mentions(text, query):
             return hit
-        reasons = [*hit.reasons[:-1], "content-match", hit.reasons[-1]]  # before chunk:*
+        # The fixed order: path-name-match, symbol, content-match, semantic, chunk:*.
+        at = next(
+            (i for i, r in enumerate(hit.reasons) if r == "semantic" or r.startswith("chunk:")),
+            len(hit.reasons),
+        )
+        reasons = [*hit.reasons[:at], "content-match", *hit.reasons[at:]]
         return dataclasses.replace(hit, reasons=reasons)
 
     def _repo(self, repo_id: str) -> dict[str, Any]:

@@ -93,6 +93,10 @@ def test_hybrid_search_finds_meaning_and_says_how(tmp_path: Path, repo: Path) ->
         assert result.mode == "hybrid" and result.retrieval_path == "hybrid.exact"
         assert result.hits[0].path == "app/settings_reader.py"
         assert "semantic" in result.hits[0].reasons
+        vocabulary = ["path-name-match", "symbol", "content-match", "semantic", "chunk"]
+        for hit in result.hits:  # the fixed order holds with the vector side on too
+            ranks = [vocabulary.index(r.split(":")[0]) for r in hit.reasons]
+            assert ranks == sorted(ranks), hit.reasons
         meaning = workspace.search.search("demo", "deliver a message to someone", k=2)
         assert meaning.hits[0].path == "app/mailer.py"  # no shared word: only meaning matches
         assert meaning.mode in ("semantic", "hybrid")
