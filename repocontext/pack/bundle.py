@@ -333,7 +333,8 @@ def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: C
         _finalize(wire, count)
     bundle = Bundle(wire)
     for i in chosen:
-        bundle.reads_replaced += rendered[i].full_tokens
+        if candidates[i]["content"]:  # a path (or an empty outline) replaces no read
+            bundle.reads_replaced += rendered[i].full_tokens
         bundle.delivered_receipts += rendered[i].receipts
         bundle.held += rendered[i].held
     return bundle

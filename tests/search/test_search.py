@@ -207,3 +207,23 @@ def test_slices_number_lines_as_the_outline_does_across_form_feeds(workspace, re
     assert (unit["startLine"], unit["endLine"]) == (start - 2, start + 2)
     sliced = entry["content"].split(f"--- L{start - 2}-{start + 2}\n", 1)[1].split("\n")
     assert sliced[2] == "def target_function(x):" and sliced[4] == "    return x * 2"
+
+
+def test_reads_replaced_count_only_files_whose_content_was_delivered(workspace) -> None:
+    from repocontext.pack.bundle import ContextRequest
+
+    paths = workspace.context(ContextRequest("demo", "config loader", detail="paths"))
+    assert paths.wire["entries"] and paths.reads_replaced == 0  # no content: no read replaced
+    first = workspace.context(ContextRequest("demo", "config loader serve", detail="slices"))
+    delivered = {e["path"]: e for e in first.wire["entries"]}
+    assert first.reads_replaced == sum(e["fullReadTokenCount"] for e in delivered.values())
+    # The top file's units already seen: the files after it are still credited to themselves.
+    top = first.wire["entries"][0]
+    seen = frozenset(u["receipt"] for u in top["units"])
+    again = workspace.context(
+        ContextRequest("demo", "config loader serve", detail="slices", seen=seen)
+    )
+    rest = again.wire["entries"]
+    assert top["path"] not in {e["path"] for e in rest} and rest
+    assert again.reads_replaced == sum(e["fullReadTokenCount"] for e in rest)
+    assert again.delivered_receipts == [u["receipt"] for e in rest for u in e["units"]]
