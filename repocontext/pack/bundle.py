@@ -112,32 +112,50 @@ def build_bundle(
     """
     result = search.search(request.repo_id, request.task, k=request.top, scope="code")
     count = _counter(request.encoding)
-    detail = _resolve_detail(request.detail, request.budget, max(1, len(result.hits)))
+    hits = max(1, len(result.hits))
+    detail = _resolve_detail(request.detail, request.budget, hits)
     session = _load_session(store, request) if request.session else _Session()
     seen = request.seen | session.receipts
     known = _known_held(request.known, session.held)
-    candidates: list[_Rendered] = []
-    reused: list[dict[str, Any]] = []
-    for hit in result.hits:
-        rendered = _render(store, request.repo_id, hit, detail, seen, known, count)
-        if rendered is not None:
-            reused += rendered.reused
-            if rendered.entry is not None:
-                candidates.append(rendered)
-    head = {
-        "mode": result.mode,
-        "retrievalPath": result.retrieval_path,
-        "detail": detail,
-        "budgetTokens": request.budget,
-        "totalTokens": 0,
-        "responseTokens": 0,
-        "truncated": False,
-        "entries": [],
-        "reused": reused,
-    }
-    if request.session:
-        head["session"] = request.session
-    bundle = _pack(head, candidates, request.budget, count)
+
+    def packed(detail: str, budget: int) -> Bundle:
+        candidates: list[_Rendered] = []
+        reused: list[dict[str, Any]] = []
+        for hit in result.hits:
+            rendered = _render(store, request.repo_id, hit, detail, seen, known, count)
+            if rendered is not None:
+                reused += rendered.reused
+                if rendered.entry is not None:
+                    candidates.append(rendered)
+        head = {
+            "mode": result.mode,
+            "retrievalPath": result.retrieval_path,
+            "detail": detail,
+            "budgetTokens": budget,
+            "totalTokens": 0,
+            "responseTokens": 0,
+            "truncated": False,
+            "entries": [],
+            "reused": reused,
+        }
+        if request.session:
+            head["session"] = request.session
+        return _pack(head, candidates, budget, count)
+
+    bundle = packed(detail, request.budget)
+    retry = bundle.wire.get("retryBudgetTokens")
+    if request.detail == "auto" and isinstance(retry, int):
+        # The retry budget must fit the first entry at the detail auto picks for *it*.
+        for _ in range(3):
+            picked = _resolve_detail("auto", retry, hits)
+            if picked == detail:
+                break
+            probe = packed(picked, retry).wire
+            if probe["entries"] or int(probe.get("retryBudgetTokens") or 0) <= retry:
+                break
+            retry = int(probe["retryBudgetTokens"])
+        bundle.wire["retryBudgetTokens"] = retry
+        _settle(bundle.wire, count)
     if request.session:
         _record_session(store, clock, request, bundle)
     return bundle
@@ -232,7 +250,7 @@ def _units(node: Mapping[str, Any], text: str | None, hit: SearchHit, detail: st
 
 
 def _source_lines(text: str) -> list[str]:
-    """``text``'s lines as the outlines number them: split at ``\n`` only, ends kept.
+    r"""``text``'s lines as the outlines number them: split at ``\n`` only, ends kept.
 
     ``str.splitlines`` also splits at form feeds, ``\x1c``-``\x1e``, ``\x85`` and the
     Unicode line and paragraph separators, which would shift every slice after one.
@@ -304,6 +322,14 @@ def _finalize(wire: dict[str, Any], count: Counter) -> int:
     return int(wire["responseTokens"])
 
 
+def _settle(wire: dict[str, Any], count: Counter) -> None:
+    """Count ``wire`` exactly; below the smallest possible response, raise the budget to it."""
+    _finalize(wire, count)
+    while wire["responseTokens"] > wire["budgetTokens"]:
+        wire["budgetTokens"] = wire["responseTokens"]
+        _finalize(wire, count)
+
+
 def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: Counter) -> Bundle:
     applied = budget
     base = _cost(head, count) + 16  # room for the numbers filled in at the end
@@ -327,10 +353,7 @@ def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: C
         if _finalize(wire, count) <= applied or not chosen:
             break
         chosen.pop()  # the estimate was a few tokens short: drop the last entry
-    while wire["responseTokens"] > wire["budgetTokens"]:
-        # Below the smallest possible response: the budget applied is raised to it.
-        wire["budgetTokens"] = wire["responseTokens"]
-        _finalize(wire, count)
+    _settle(wire, count)
     bundle = Bundle(wire)
     for i in chosen:
         if candidates[i]["content"]:  # a path (or an empty outline) replaces no read

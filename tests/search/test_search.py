@@ -227,3 +227,23 @@ def test_reads_replaced_count_only_files_whose_content_was_delivered(workspace) 
     assert top["path"] not in {e["path"] for e in rest} and rest
     assert again.reads_replaced == sum(e["fullReadTokenCount"] for e in rest)
     assert again.delivered_receipts == [u["receipt"] for e in rest for u in e["units"]]
+
+
+def test_an_auto_retry_budget_fits_the_first_entry_at_the_detail_auto_then_picks(
+    workspace,
+) -> None:
+    from repocontext.pack.bundle import ContextRequest
+
+    for top in (1, 2, 4):
+        for budget in (1, 60, 125, 200, 500, 700):
+            wire = workspace.context(
+                ContextRequest("demo", "config loader", top=top, budget=budget)
+            ).wire
+            if wire["entries"]:
+                continue
+            retry = wire["retryBudgetTokens"]
+            again = workspace.context(
+                ContextRequest("demo", "config loader", top=top, budget=retry)
+            ).wire
+            assert again["entries"], (top, budget, retry, again["detail"])
+            assert again["responseTokens"] <= again["budgetTokens"] == retry
