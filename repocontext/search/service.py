@@ -267,10 +267,14 @@ class SearchService:
             sorted((h for h in explained if h is not None), key=lambda h: (-h.score, h.path)),
         )
         hits = [self._with_content_reason(repo_id, h, query_set) for h in ranked[:k]]
+        mode = path_kind.split(".")[0] if hits else "empty"
         if scope == "all":
             notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
+            memory_mode, _ = self._memory_mode(repo_id, nearest, notes, similar_notes)
+            mode = _combined_mode(mode, memory_mode)
+            if nearest is not None and mode != "empty":
+                path_kind = f"{mode}.{path_kind.split('.')[1]}"
             hits = _interleave(hits, notes, k)
-        mode = path_kind.split(".")[0] if hits else "empty"
         return SearchResult(mode, path_kind, hits, freshness)
 
     def _memory_hits(
@@ -292,7 +296,7 @@ class SearchService:
         if nearest is None:
             return ("keyword" if notes else "empty"), self._fallback_path()
         plane = "approximate" if self._approximate(repo_id) else "exact"
-        by_words = any("semantic" not in hit.reasons for hit in notes)
+        by_words = any(reason != "semantic" for hit in notes for reason in hit.reasons)
         kind = "hybrid" if similar and by_words else "semantic" if similar else "keyword"
         return (kind if notes else "empty"), f"{kind}.{plane}"
 
@@ -427,6 +431,13 @@ class SearchService:
 
 def _memory_search_hit(hit: MemoryHit) -> SearchHit:
     return SearchHit(hit.key, None, hit.score, hit.reasons, hit.entry)
+
+
+def _combined_mode(code: str, memory: str) -> str:
+    """The mode of a code-and-memory answer: hybrid when the two sides answered differently."""
+    if "empty" in (code, memory) or code == memory:
+        return memory if code == "empty" else code
+    return "hybrid"
 
 
 def _interleave(code: list[SearchHit], notes: list[SearchHit], k: int) -> list[SearchHit]:

@@ -103,6 +103,14 @@ def test_memory_entries_are_embedded_and_fused_with_the_keyword_ranking(tmp_path
         assert found.mode in ("semantic", "hybrid")
         assert found.retrieval_path.endswith(".exact")
         assert found.hits[0].key == evict["key"] and found.hits[0].reasons == ["semantic"]
+        # Found by its words and its vector: both lists answered, so the answer is hybrid.
+        both = ws.search.search("demo", "cache eviction on writes", scope="memory")
+        assert both.hits[0].key == evict["key"]
+        assert "semantic" in both.hits[0].reasons and len(both.hits[0].reasons) > 1
+        assert (both.mode, both.retrieval_path) == ("hybrid", "hybrid.exact")
+        # Memory found by a topic the code does not mention: the mixed answer is hybrid too.
+        mixed = ws.search.search("demo", "database migrations backup", scope="all")
+        assert {h.key for h in mixed.hits if h.path is None} and mixed.mode == "hybrid"
         # Memory chunks never show up as files in the code scope.
         code = ws.search.search("demo", "purge stale cached items")
         assert all(hit.path and not hit.path.startswith("\x1f") for hit in code.hits)
