@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import urllib.error
 import urllib.request
@@ -99,14 +98,28 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
 
 
 def _search_wire(result: SearchResult) -> dict[str, Any]:
-    wire = dataclasses.asdict(result)
-    for hit in wire["hits"]:
-        hit.pop("symbols", None)
-    return wire
+    """The ``repocontext_search`` result (camelCase; a hit's matched symbols stay internal)."""
+    hits = [
+        {
+            "key": hit.key,
+            "path": hit.path,
+            "score": hit.score,
+            "reasons": hit.reasons,
+            "entry": hit.entry,
+            "lines": list(hit.lines) if hit.lines else None,
+        }
+        for hit in result.hits
+    ]
+    return {
+        "mode": result.mode,
+        "retrievalPath": result.retrieval_path,
+        "hits": hits,
+        "freshness": result.freshness,
+    }
 
 
 def _search_text(wire: dict[str, Any]) -> str:
-    lines = [f"mode {wire['mode']} ({wire['retrieval_path']})"]
+    lines = [f"mode {wire['mode']} ({wire['retrievalPath']})"]
     for hit in wire["hits"]:
         where = f":{hit['lines'][0]}-{hit['lines'][1]}" if hit.get("lines") else ""
         name = hit["path"] or hit["key"]

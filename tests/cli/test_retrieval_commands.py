@@ -37,6 +37,8 @@ def test_search_and_context_with_and_without_json(tmp_path):
     found = json.loads(invoke("search", "Calculator twice", "--data-dir", data, "--json"))
     assert found["hits"][0]["path"] == "src/calc.py"
     assert "symbol:src.calc.Calculator" in found["hits"][0]["reasons"]
+    assert set(found) == {"mode", "retrievalPath", "hits", "freshness"}  # the tool's wire form
+    assert set(found["hits"][0]) == {"key", "path", "score", "reasons", "entry", "lines"}
     assert "src/calc.py:" in invoke("search", "calculator", "--data-dir", data)
     bundle = json.loads(
         invoke("context", "add numbers", "--budget", "2000", "--data-dir", data, "--json")
