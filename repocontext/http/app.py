@@ -219,8 +219,8 @@ async def _live() -> dict[str, str]:
     return {"status": "live"}
 
 
-def _stats_route(workspace: Workspace) -> Callable[..., dict[str, float]]:
-    def stats(windowSeconds: float | None = None) -> dict[str, float]:
+def _stats_route(workspace: Workspace) -> Callable[..., dict[str, int | float]]:
+    def stats(windowSeconds: float | None = None) -> dict[str, int | float]:
         """The figures of ``repocontext_stats`` for this process."""
         window = workspace.call_stats.window(windowSeconds)
         return {

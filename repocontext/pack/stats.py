@@ -8,6 +8,7 @@ monotonic counters (also exported as Prometheus counters by the HTTP app).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import deque
 from dataclasses import dataclass
@@ -55,7 +56,9 @@ class StatsWindow:
 
     def window(self, seconds: float | None = None) -> CallStats:
         """Sum the calls of the last ``seconds`` (default one hour, at most a week)."""
-        span = min(max(seconds or DEFAULT_WINDOW_S, 1.0), MAX_WINDOW_S)
+        if seconds is None or not math.isfinite(seconds):  # (nan, inf: the default)
+            seconds = DEFAULT_WINDOW_S
+        span = min(max(seconds, 1.0), MAX_WINDOW_S)  # 0 and below: the shortest window
         since = self._clock.now() - span
         with self._lock:
             recent = [e for e in self._events if e[0] >= since]

@@ -86,6 +86,10 @@ def test_stats_reads_a_running_server(tmp_path):
             "netSavedTokens": 0,
             "windowSeconds": 3600.0,
         }
+        counts = ("calls", "responseTokens", "readsReplacedTokens", "netSavedTokens")
+        assert all(type(figures[name]) is int for name in counts)  # counts, not floats
+        shortest = json.loads(urllib.request.urlopen(f"{url}/stats?windowSeconds=0").read())
+        assert shortest["windowSeconds"] == 1.0  # clamped to the shortest window
         metrics = urllib.request.urlopen(f"{url}/metrics", timeout=5).read().decode()
         assert "# TYPE repocontext_context_calls_total counter" in metrics
         assert "repocontext_response_tokens_total 0" in metrics
