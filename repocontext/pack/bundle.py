@@ -330,8 +330,29 @@ def _settle(wire: dict[str, Any], count: Counter) -> None:
         _finalize(wire, count)
 
 
+def _fit_reused(head: dict[str, Any], budget: int, count: Counter) -> dict[str, Any]:
+    """``head`` with its ``reused`` listing cut to what ``budget`` holds (``reusedOmitted``).
+
+    Suppressed items cost nothing but their listing; a long listing (every unit of a big
+    session) must not raise the budget far above the one asked for.
+    """
+    reused = head["reused"]
+    if not reused or _cost(head, count) + 16 <= budget:
+        return head
+    low, high = 0, len(reused)  # the most items that fit: binary search on the count
+    while low < high:
+        mid = (low + high + 1) // 2
+        trial = dict(head, reused=reused[:mid], reusedOmitted=len(reused) - mid)
+        if _cost(trial, count) + 16 <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return dict(head, reused=reused[:low], reusedOmitted=len(reused) - low)
+
+
 def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: Counter) -> Bundle:
     applied = budget
+    head = _fit_reused(head, budget, count)
     base = _cost(head, count) + 16  # room for the numbers filled in at the end
     chosen: list[int] = []
     spent = base
@@ -345,7 +366,7 @@ def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: C
         wire = dict(head)
         wire["entries"] = [candidates[i] for i in chosen]
         wire["totalTokens"] = sum(candidates[i]["tokenCount"] for i in chosen)
-        wire["truncated"] = len(chosen) < len(candidates)
+        wire["truncated"] = len(chosen) < len(candidates) or "reusedOmitted" in head
         if not chosen and candidates:
             first = dict(head, entries=[candidates[0]], truncated=False)
             # Enough for the packer to take the first entry: its estimate, never below exact.

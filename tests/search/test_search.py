@@ -247,3 +247,18 @@ def test_an_auto_retry_budget_fits_the_first_entry_at_the_detail_auto_then_picks
             ).wire
             assert again["entries"], (top, budget, retry, again["detail"])
             assert again["responseTokens"] <= again["budgetTokens"] == retry
+
+
+def test_a_long_reused_listing_is_cut_to_the_budget_not_the_budget_raised(workspace) -> None:
+    from repocontext.pack.bundle import ContextRequest
+
+    task = "config loader serve render widget demo"
+    first = workspace.context(ContextRequest("demo", task, detail="slices", session="long"))
+    assert len(first.wire["entries"]) >= 3
+    again = workspace.context(
+        ContextRequest("demo", task, detail="slices", session="long", budget=150)
+    ).wire
+    assert again["entries"] == [] and again["budgetTokens"] == 150
+    assert again["responseTokens"] <= 150 and again["truncated"]
+    assert again["reusedOmitted"] > 0
+    assert len(again["reused"]) + again["reusedOmitted"] == len(first.wire["entries"])
