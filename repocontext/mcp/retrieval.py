@@ -73,6 +73,7 @@ class ContextResultWire(WireModel):
     retry_budget_tokens: int | None = None
     entries: list[dict[str, JsonValue]]
     reused: list[dict[str, JsonValue]]
+    reused_omitted: int | None = None
     session: str | None = None
 
 

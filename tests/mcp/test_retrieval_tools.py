@@ -117,6 +117,11 @@ def test_seen_receipts_and_sessions_suppress_exactly_what_was_delivered(served):
     third = call(served, "repocontext_context", {**args, "session": "s-1"}).structured_content
     assert {r["receipt"] for r in third["reused"]} == set(receipts)
     assert third["session"] == "s-1"
+    # A budget too small for the listing: cut, counted, flagged; the budget is not raised.
+    small = {**args, "session": "s-1", "responseBudgetTokens": 120}
+    cut = call(served, "repocontext_context", small).structured_content
+    assert cut["budgetTokens"] == 120 >= cut["responseTokens"] and cut["truncated"]
+    assert len(cut["reused"]) + cut["reusedOmitted"] == len(receipts)
 
 
 def test_known_files_are_suppressed_only_when_the_session_holds_that_version(served):
