@@ -48,6 +48,8 @@ SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several 
 RRF_K: Final = 20
 """The rank offset of reciprocal rank fusion: small, so the top of each list counts most."""
 SEMANTIC_WEIGHT: Final = 0.2
+MAX_QUERY_TERMS: Final = 256
+"""Distinct query terms searched (the first ones): 100,000 took 7 s per keyword search."""
 """Weight of the semantic ranking in the fusion (keyword: 1). Both from a sweep over the
 retrieval evaluation (docs/retrieval.md, "Fusion constants")."""
 GRAPH_SEEDS: Final = 3
@@ -228,7 +230,7 @@ class SearchService:
         # (its repository record is written just after its files: it may trail by one run).
         repo = self._repo(repo_id)
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
-        query_terms = unique_terms(query)
+        query_terms = unique_terms(query)[:MAX_QUERY_TERMS]  # (a pasted log can't stall us)
         nearest = (
             self.semantic.search(repo_id, query, k * SEMANTIC_CHUNKS) if self.semantic else None
         )

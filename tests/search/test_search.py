@@ -262,3 +262,17 @@ def test_a_long_reused_listing_is_cut_to_the_budget_not_the_budget_raised(worksp
     assert again["responseTokens"] <= 150 and again["truncated"]
     assert again["reusedOmitted"] > 0
     assert len(again["reused"]) + again["reusedOmitted"] == len(first.wire["entries"])
+
+
+def test_a_huge_query_searches_its_first_terms_only(workspace) -> None:
+    from repocontext.search.service import MAX_QUERY_TERMS
+
+    letters = "bcdfghjklmnpqrstvwxz"
+    noise = " ".join(  # distinct words that occur nowhere (letters only: no term splits)
+        "qq" + "".join(letters[(i // 20**d) % 20] for d in range(4)) for i in range(20_000)
+    )
+    found = workspace.search.search("demo", f"ConfigLoader {noise}", k=3)
+    assert found.hits[0].path == "app/config_loader.py"
+    late = workspace.search.search("demo", f"{noise} ConfigLoader", k=3)
+    assert late.mode == "empty"  # past the first MAX_QUERY_TERMS terms: not searched
+    assert MAX_QUERY_TERMS == 256
