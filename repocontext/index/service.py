@@ -24,6 +24,7 @@ from typing import Any, Final
 from repocontext.errors import (
     IndexRunningError,
     InvalidInputError,
+    InvalidKeyError,
     NotFoundError,
     PathNotFoundError,
     PathOutsideWorkspaceError,
@@ -442,7 +443,10 @@ class IndexService:
         return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
-        record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        try:
+            record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        except InvalidKeyError:  # "" or an id no key can hold: none is registered under it
+            record = None
         if record is None or not isinstance(record.value, dict):
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return dict(record.value)

@@ -425,7 +425,10 @@ class SearchService:
         return dataclasses.replace(hit, reasons=reasons)
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
-        record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        try:
+            record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        except InvalidKeyError:  # "" or an id no key can hold: none is registered under it
+            record = None
         if record is None or not isinstance(record.value, dict):
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return dict(record.value)

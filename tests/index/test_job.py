@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from repocontext.entries import recall
-from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
+from repocontext.errors import InvalidInputError, NotFoundError, PathOutsideWorkspaceError
 from repocontext.index.job import (
     FLUSH_LOCAL_AT,
     PARALLEL_THRESHOLD,
@@ -278,3 +278,15 @@ def test_outline_and_related_accept_the_spellings_of_a_file_path(workspace, repo
     for blank in ("", ".", "./"):
         with pytest.raises(InvalidInputError):
             workspace.index.related("demo", blank)
+
+
+@pytest.mark.parametrize("repo_id", ["", "r" * 600])
+def test_an_id_no_key_can_hold_is_simply_not_registered(workspace, repo_id):
+    for call in (
+        lambda: workspace.index.status(repo_id),
+        lambda: workspace.index.outline(repo_id, "a.py"),
+        lambda: workspace.index.changed(repo_id),
+        lambda: workspace.search.search(repo_id, "anything"),
+    ):
+        with pytest.raises(NotFoundError):
+            call()
