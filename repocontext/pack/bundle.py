@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from repocontext.errors import InvalidInputError, InvalidKeyError
 from repocontext.index.nodes import file_text
 from repocontext.search.service import SearchHit, SearchService
 from repocontext.store import SESSION, STRUCTURAL, Clock, DocPatch, Store
@@ -111,6 +112,8 @@ def build_bundle(
         InvalidInputError: The task is empty.
     """
     result = search.search(request.repo_id, request.task, k=request.top, scope="code")
+    if request.session is not None:
+        _check_session(request.repo_id, request.session)
     count = _counter(request.encoding)
     hits = max(1, len(result.hits))
     detail = _resolve_detail(request.detail, request.budget, hits)
@@ -385,6 +388,16 @@ def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: C
 
 
 # -- sessions --------------------------------------------------------------------------------
+
+
+def _check_session(repo_id: str, session: str) -> None:
+    try:
+        session_key(repo_id, session)
+    except InvalidKeyError as exc:
+        raise InvalidInputError(
+            f"session id {session[:60]!r} is not usable: {exc.message}",
+            hint="Use a short printable id (a few words, a UUID).",
+        ) from exc
 
 
 @dataclass(frozen=True, slots=True)

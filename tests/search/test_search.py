@@ -276,3 +276,12 @@ def test_a_huge_query_searches_its_first_terms_only(workspace) -> None:
     late = workspace.search.search("demo", f"{noise} ConfigLoader", k=3)
     assert late.mode == "empty"  # past the first MAX_QUERY_TERMS terms: not searched
     assert MAX_QUERY_TERMS == 256
+
+
+@pytest.mark.parametrize("session", ["s" * 500, "tab\there", ""])
+def test_a_session_id_no_key_can_hold_is_invalid_input(workspace, session) -> None:
+    from repocontext.errors import InvalidInputError
+    from repocontext.pack.bundle import ContextRequest
+
+    with pytest.raises(InvalidInputError):
+        workspace.context(ContextRequest("demo", "config loader", session=session))
