@@ -27,7 +27,7 @@ FencingToken = Annotated[
     int | None, Field(description="Your claim's token, when the entry is claimed.")
 ]
 Ttl = Annotated[
-    float | None, Field(description="Seconds until the entry expires (positive); omit: durable.")
+    float | None, Field(description="Seconds to expiry (positive, cut to 10 years); omit: durable.")
 ]
 
 
@@ -93,9 +93,10 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         """Store a memory entry under `repo/{repoId}/mem/{topic}/{id}`; returns its view.
 
         Without `id` a new entry is made (ids sort by creation). With the id of an existing
-        entry, the given fields, tags and links are merged into it. Links to files or
-        symbols remember the target's current version, so recall can tell when it drifted.
-        A new entry without `ttlSeconds` gets the repository's default TTL, if one is set.
+        entry, the given fields, tags and links are merged into it; the id of an entry that
+        expired or was forgotten gets a new entry with only what this call sends. Links to
+        files or symbols remember the target's current version, so recall can tell when it
+        drifted. A new entry without `ttlSeconds` gets the repository's default TTL, if set.
         Errors: `repo.not_found`, `input.invalid` (topic, kind, sizes, links, TTL).
         """
         return EntryResult.model_validate(
@@ -133,9 +134,9 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
     ) -> EntryResult:
         """Merge changes into an existing entry; returns its view.
 
-        Concurrent updates merge: no field, tag or link is lost; `null` clears a field. The
-        remaining TTL is kept unless `ttlSeconds` ends later. A claimed entry needs the
-        holder's `fencingToken`. Errors: `memory.not_found`, `memory.wrong_family`,
+        Concurrent updates merge: no field, tag or link is lost; `null` clears a field (not
+        `kind`). The remaining TTL is kept unless `ttlSeconds` ends later. A claimed entry
+        needs the holder's `fencingToken`. Errors: `memory.not_found`, `memory.wrong_family`,
         `input.invalid`, `claim.required`, `claim.stale_token`, `claim.unissued_token`,
         `claim.released`.
         """
@@ -156,7 +157,9 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
     def repocontext_forget(
         key: Annotated[str, Field(description="repo/{repoId}/mem/{topic}/{id}")],
         lapse: Annotated[bool, Field(description="Expire soon instead of deleting now.")] = False,
-        lapseSeconds: Annotated[float | None, Field(description="Default 60.")] = None,
+        lapseSeconds: Annotated[
+            float | None, Field(description="Default 60; cut to 10 years.")
+        ] = None,
         fencingToken: FencingToken = None,
     ) -> ForgetResult:
         """Delete a memory entry, or with `lapse` let it expire in `lapseSeconds`.

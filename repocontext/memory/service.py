@@ -6,11 +6,13 @@ last-writer-wins fields; ``tags`` and ``links`` are add-wins sets; the expiry is
 max-register. So concurrent writers never lose a field, tag or link, and an entry's expiry
 only ever moves later.
 
-TTL rules: an explicit TTL must be positive; an entry created without one gets its
-repository's default TTL (none: durable); ``update`` keeps the remaining TTL unless the new
-one ends later; ``forget`` deletes, or with ``lapse`` sets a short TTL that cannot shorten a
-later expiry. Expired entries are gone for every read (the store hides them); the clock is
-the store's, so tests inject one and never sleep.
+TTL rules: an explicit TTL must be positive (one over :data:`MAX_TTL_SECONDS` is cut to it);
+an entry created without one gets its repository's default TTL (none: durable); ``update``
+keeps the remaining TTL unless the new one ends later; ``forget`` deletes, or with ``lapse``
+sets a short TTL that cannot shorten a later expiry. Expired entries are gone for every read
+(the store hides them); the clock is the store's, so tests inject one and never sleep.
+``remember`` of an id whose entry expired or was forgotten makes a new entry: only its claim
+state and fencing register carry over.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from repocontext.store.keys import family_prefix, mem_key, parse_key, repo_key
 
 __all__ = [
     "KINDS",
+    "MAX_TTL_SECONDS",
     "MemoryNotFoundError",
     "MemoryService",
     "WrongFamilyError",
@@ -56,6 +59,8 @@ MAX_CHARS: Final = {"title": 300, "body": 64_000, "author": 200, "provenance": 2
 MAX_TAGS_PER_CALL: Final = 32
 MAX_TAG_CHARS: Final = 64
 DEFAULT_LAPSE_SECONDS: Final = 60.0
+MAX_TTL_SECONDS: Final = 10 * 365 * 86_400.0
+"""The longest TTL (ten years); a longer ``ttlSeconds`` or ``lapseSeconds`` is cut to it."""
 MAX_DEPTH: Final = 3
 MAX_NODES: Final = 100
 _TOPIC: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -145,7 +150,8 @@ class MemoryService:
             expires = patch.expires_at_ms
             if default_ttl is not None:
                 expires = int((now + default_ttl) * 1000)
-            return dataclasses.replace(patch, set_fields=created, expires_at_ms=expires)
+            new = dataclasses.replace(patch, set_fields=created, expires_at_ms=expires)
+            return new if stored is None else _afresh(stored, new)
 
         return self._write(key, decide)
 
@@ -163,8 +169,9 @@ class MemoryService:
     ) -> dict[str, Value]:
         """Merge fields, tags and links into a live entry; return its view.
 
-        A ``None`` field value clears the field (``kind`` cannot be cleared). The TTL, when
-        given, only takes effect if it ends later than the entry's current expiry.
+        A ``None`` field value clears the field (``kind`` cannot be cleared: ``None`` is
+        refused). The TTL, when given, only takes effect if it ends later than the entry's
+        current expiry.
 
         Raises:
             MemoryNotFoundError: No live entry has the key.
@@ -183,17 +190,11 @@ class MemoryService:
                 f"unknown field(s) {', '.join(map(repr, unknown))}",
                 hint=f"Fields are kind, status, {', '.join(TEXT_FIELDS)}.",
             )
-        kind = changes.pop("kind", None)
-        status = changes.pop("status", None)
-        values = _text_fields(changes, clear=True)
-        if kind is not None:
-            values["kind"] = _kind(kind)
-        if status is not None:
-            if status not in STATUSES:
-                raise InvalidInputError(
-                    f"status {status!r} is invalid", hint=f"Use one of {', '.join(STATUSES)}."
-                )
-            values["status"] = status
+        values = _text_fields({n: changes[n] for n in TEXT_FIELDS if n in changes}, clear=True)
+        if "kind" in changes:
+            values["kind"] = _kind(changes["kind"])
+        if "status" in changes:
+            values["status"] = _status(changes["status"])
         removed = parse_links(remove_links, repo_id)
         patch = self._patch(
             repo_id,
@@ -442,7 +443,9 @@ def memory_view(store: Store, key: str, record: Record | None) -> dict[str, Valu
         view["claim"] = {
             "claimed": claim.live(store.clock.now()),
             "owner": claim.owner,
-            "fencingToken": claim.token,
+            # A forget or an expiry clears the claim fields but keeps the fencing register:
+            # the token shown is then the highest issued, which the next claim goes above.
+            "fencingToken": claim.token or claim.highest,
             "leaseExpiresAt": claim.lease_until,
             "released": claim.released,
         }
@@ -486,10 +489,38 @@ def _check_topic(topic: str) -> None:
         )
 
 
+def _afresh(stored: DocState, patch: DocPatch) -> DocPatch:
+    """Write ``patch`` as a new entry over an expired or forgotten one (``stored``).
+
+    The old fields, tags, links and expiry are dropped; the claim fields and the fencing
+    register (a patch never lowers it) carry over, so fencing tokens keep growing.
+    """
+    cleared: dict[str, Value] = {n: None for n in stored.fields if n not in CLAIM_FIELDS}
+    remove = {
+        name: sorted(stored.sets[name] - set(patch.add.get(name, ())))
+        for name in (_TAG_SET, LINK_SET)
+        if name in stored.sets
+    }
+    set_fields = {**cleared, **patch.set_fields}
+    return dataclasses.replace(patch, set_fields=set_fields, remove=remove, drop_expiry=True)
+
+
 def _kind(kind: Value) -> str:
+    if kind is None:
+        raise InvalidInputError(
+            "kind cannot be cleared: every entry has one", hint=f"Use one of {', '.join(KINDS)}."
+        )
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is invalid", hint=f"Use one of {', '.join(KINDS)}.")
     return str(kind)
+
+
+def _status(status: Value) -> str | None:
+    if status is not None and status not in STATUSES:
+        raise InvalidInputError(
+            f"status {status!r} is invalid", hint=f"Use one of {', '.join(STATUSES)}, or null."
+        )
+    return None if status is None else str(status)
 
 
 def _text_fields(values: Mapping[str, Value], *, clear: bool) -> dict[str, Value]:
@@ -548,4 +579,4 @@ def _ttl(seconds: float) -> float:
             f"a TTL must be a positive number of seconds, got {seconds!r}",
             hint="Omit the TTL for a durable entry.",
         )
-    return float(seconds)
+    return min(float(seconds), MAX_TTL_SECONDS)

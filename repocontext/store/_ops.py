@@ -6,7 +6,7 @@ What :class:`~repocontext.store.store.Store` and its batches queue.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from repocontext.errors import InvalidInputError
 from repocontext.store import _writes as w
@@ -18,7 +18,10 @@ from repocontext.store.trees import TREES, TreeSpec, tree_spec
 if TYPE_CHECKING:
     from repocontext.store.store import Store
 
-__all__ = ["OpFactory", "check_patch"]
+__all__ = ["MAX_EXPIRY_MS", "OpFactory", "check_patch"]
+
+MAX_EXPIRY_MS: Final = 2**63 - 1
+"""The latest expiry a record frame can hold (epoch ms, a signed 64-bit integer)."""
 
 
 class OpFactory:
@@ -62,7 +65,13 @@ class OpFactory:
                 f"ttlSeconds must be a positive number, got {ttl_seconds!r}",
                 hint="Omit the TTL for a durable record.",
             )
-        return int((self._store.clock.now() + ttl_seconds) * 1000)
+        expiry = int((self._store.clock.now() + ttl_seconds) * 1000)
+        if expiry > MAX_EXPIRY_MS:
+            raise InvalidInputError(
+                f"ttlSeconds {ttl_seconds:g} ends too far in the future for a record",
+                hint="Omit the TTL for a durable record.",
+            )
+        return expiry
 
 
 def check_patch(patch: DocPatch) -> None:
@@ -79,6 +88,8 @@ def check_patch(patch: DocPatch) -> None:
             raise InvalidInputError("set elements must be a list of non-empty strings")
     if any(not isinstance(v, int) or isinstance(v, bool) for v in patch.raise_max.values()):
         raise InvalidInputError("register values must be integers")
+    if patch.expires_at_ms is not None and not 0 <= patch.expires_at_ms <= MAX_EXPIRY_MS:
+        raise InvalidInputError(f"expiry {patch.expires_at_ms} ms is out of range")
     for name, value in patch.set_fields.items():
         try:
             pack(value)

@@ -11,7 +11,9 @@ other in Yjs, losing writes):
 * ``m`` — max-registers. Key ``{name}\\x1f{replica}`` holds a msgpack integer; the register's
   value is the maximum over replicas, so a lower value never wins. The store keeps three of its
   own: ``_w`` (latest write HLC), ``_d`` (latest delete HLC) and ``_exp`` (expiry, epoch ms,
-  which therefore only ever moves later). A document is deleted while ``_d >= _w``.
+  which therefore only ever moves later — until a patch with ``drop_expiry`` deletes the
+  entries it has observed, as a record written anew after it expired or was deleted does).
+  A document is deleted while ``_d >= _w``.
 
 Bytes in ``f`` and ``m`` keep integers exact: pycrdt would return them as floats.
 """
@@ -58,6 +60,10 @@ class DocPatch:
         expires_at_ms: New expiry; ignored unless later than the current one.
         delete: Make the record a tombstone (fields and sets observed are cleared;
             max-registers, the fencing token among them, are kept).
+        drop_expiry: Drop the expiry this replica has observed before ``expires_at_ms``
+            applies, so a record written anew after it expired or was deleted is durable (or
+            gets the new expiry). An expiry a concurrent replica set without observing the
+            drop survives the merge, as a concurrent add survives a remove.
     """
 
     set_fields: Mapping[str, Value] = field(default_factory=dict)
@@ -66,6 +72,7 @@ class DocPatch:
     raise_max: Mapping[str, int] = field(default_factory=dict)
     expires_at_ms: int | None = None
     delete: bool = False
+    drop_expiry: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +116,8 @@ def apply_patch(
     doc = _load(state, client_id)
     fields, sets, maxima = _roots(doc)
     with doc.transaction():
+        if patch.drop_expiry:
+            _drop_register(maxima, EXPIRY_REG)
         if patch.delete:
             _raise_register(maxima, DELETE_REG, replica, hlc)
             for key in list(fields.keys()):
@@ -246,6 +255,13 @@ def _raise_register(maxima: Map[Any], name: str, replica: str, value: int) -> No
     current = maxima.get(key)
     if current is None or msgpack.unpackb(bytes(current)) < value:
         maxima[key] = msgpack.packb(int(value))
+
+
+def _drop_register(maxima: Map[Any], name: str) -> None:
+    """Delete every replica's entry of a register that this document has observed."""
+    keys: list[str] = list(maxima.keys())
+    for key in [k for k in keys if k.startswith(f"{name}{SEP}")]:
+        del maxima[key]
 
 
 def _registers(maxima: Map[Any]) -> dict[str, int]:

@@ -5,9 +5,12 @@ import pytest
 from mcp import Client
 
 from repocontext.mcp import build_server
+from repocontext.memory.service import MAX_TTL_SECONDS
 from repocontext.store.keys import file_key, mem_key
+from repocontext.testing import FakeClock
 from repocontext.testing import tool_error as error
 from repocontext.testing import tool_ok as ok
+from repocontext.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -128,3 +131,70 @@ async def test_eight_concurrent_clients_lose_nothing(workspace):
     view = workspace.memory.recall(key)
     assert len(view["tags"]) == 40 and len(view["links"]["related"]) == 40
     assert view["fields"]["title"] == "shared"
+
+
+@pytest.fixture
+def clocked(workspace):
+    """The `proj` workspace reopened with a fake clock, so entries expire without sleeping."""
+    clock = FakeClock()
+    workspace.close()
+    with Workspace.open(workspace.settings, clock=clock) as reopened:
+        yield reopened, clock
+
+
+async def test_remembering_an_expired_or_forgotten_id_makes_a_new_entry(clocked):
+    workspace, clock = clocked
+    async with Client(build_server(workspace, workspace.settings)) as client:
+
+        async def call(tool, **args):
+            return ok(await client.call_tool(tool, args))
+
+        old = {"repoId": "proj", "topic": "t", "body": "OLD", "tags": ["old"], "ttlSeconds": 1}
+        key = (await call("repocontext_remember", id="a", **old))["key"]
+        clock.advance(2)
+        new = await call("repocontext_remember", repoId="proj", topic="t", id="a", title="new")
+        assert (new["fields"].get("body"), new["tags"], new["expiresAt"]) == (None, [], None)
+        assert (await call("repocontext_recall", key=key))["exists"] is True
+        topics = await call("repocontext_list_topics", repoId="proj")
+        assert topics == {"topics": [{"topic": "t", "count": 1}]}
+        assert (await call("repocontext_update", key=key, fields={"body": "b"}))["exists"]
+        # Forgotten with a TTL ahead, then remembered without one: durable.
+        await call("repocontext_update", key=key, ttlSeconds=30)
+        assert (await call("repocontext_forget", key=key))["forgotten"] is True
+        again = await call("repocontext_remember", repoId="proj", topic="t", id="a", title="x")
+        assert (again["expiresAt"], again["fields"].get("body")) == (None, None)
+
+
+async def test_huge_ttls_are_cut_null_status_clears_and_null_kind_is_refused(workspace):
+    async with Client(build_server(workspace, workspace.settings)) as client:
+
+        async def call(tool, **args):
+            return await client.call_tool(tool, args)
+
+        made = ok(await call("repocontext_remember", repoId="proj", topic="t", ttlSeconds=1e17))
+        assert made["remainingSeconds"] == pytest.approx(MAX_TTL_SECONDS, abs=1)
+        key = made["key"]
+        updated = ok(await call("repocontext_update", key=key, ttlSeconds=1e300))
+        assert updated["remainingSeconds"] == pytest.approx(MAX_TTL_SECONDS, abs=1)
+        ok(await call("repocontext_update", key=key, fields={"status": "done"}))
+        cleared = ok(await call("repocontext_update", key=key, fields={"status": None}))
+        assert "status" not in cleared["fields"]
+        refused = error(await call("repocontext_update", key=key, fields={"kind": None}))
+        assert refused["code"] == "input.invalid" and refused["hint"]
+        lapsed = ok(await call("repocontext_forget", key=key, lapse=True, lapseSeconds=1e300))
+        assert lapsed["forgotten"] is True and lapsed["lapsesAt"] > 0
+
+
+async def test_the_claim_view_keeps_the_highest_token_after_a_forget(workspace):
+    async with Client(build_server(workspace, workspace.settings)) as client:
+        key = mem_key("proj", "backlog", "item")
+        made = {"repoId": "proj", "topic": "backlog", "id": "item", "title": "t"}
+        ok(await client.call_tool("repocontext_remember", made))
+        token = ok(await client.call_tool("repocontext_claim", {"key": key, "owner": "w1"}))[
+            "fencingToken"
+        ]
+        ok(await client.call_tool("repocontext_forget", {"key": key, "fencingToken": token}))
+        back = ok(await client.call_tool("repocontext_remember", made))
+        assert back["claim"]["fencingToken"] == token and back["claim"]["claimed"] is False
+        again = ok(await client.call_tool("repocontext_claim", {"key": key, "owner": "w2"}))
+        assert again["fencingToken"] == token + 1

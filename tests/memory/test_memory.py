@@ -12,6 +12,8 @@ import pytest
 from repocontext.entries import scan
 from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
 from repocontext.memory import MemoryNotFoundError, WrongFamilyError
+from repocontext.memory.fence import StaleTokenError
+from repocontext.memory.service import MAX_TTL_SECONDS
 from repocontext.settings import Settings
 from repocontext.store import MEMORY
 from repocontext.store.keys import family_prefix, file_key, mem_key, symbol_key
@@ -209,6 +211,100 @@ def test_forget_and_lapse(ws, clock):
     # Remembering a forgotten id starts a new entry: nothing of the old one comes back.
     back = ws.memory.remember("demo", "notes", entry_id=gone.rsplit("/", 1)[1], body="new")
     assert back["fields"].get("title") is None and back["fields"]["body"] == "new"
+
+
+@pytest.mark.parametrize("end", ["expired", "swept", "forgotten"])
+def test_remembering_an_id_whose_entry_ended_makes_a_new_durable_entry(ws, clock, end):
+    util = file_key("demo", "pkg/util.py")
+    links = {"about": [util]}
+    old = ws.memory.remember(
+        "demo", "notes", entry_id="a", body="OLD", tags=["old"], add_links=links, ttl_seconds=30
+    )
+    ws.memory.update(old["key"], fields={"status": "done"})
+    if end == "forgotten":  # while its expiry is still ahead
+        assert ws.memory.forget(old["key"])["forgotten"] is True
+    else:
+        clock.advance(31)
+    if end == "swept":
+        assert ws.store.sweep().expired == 1
+    new = ws.memory.remember("demo", "notes", entry_id="a", title="new", tags=["new"])
+    # Only what was sent: no old body, status, tag, link or expiry comes back.
+    assert new["fields"] == {"kind": "note", "title": "new", "createdAt": clock.now()}
+    assert (new["tags"], new["links"], "expiresAt" in new) == (["new"], {}, False)
+    assert ws.memory.recall(old["key"]) == new
+    assert ws.memory.list_topics("demo") == [{"topic": "notes", "count": 1}]
+    assert [e["key"] for e in scan(ws.store, "demo", "memory").entries] == [old["key"]]
+    assert ws.memory.update(old["key"], fields={"body": "b"})["fields"]["body"] == "b"
+    clock.advance(10**6)
+    assert ws.store.sweep().expired == 0
+    assert ws.memory.recall(old["key"])["exists"] is True
+
+
+def test_remembering_an_ended_id_with_a_ttl_gets_that_ttl_and_nothing_old(ws, clock):
+    old = ws.memory.remember("demo", "n", entry_id="a", body="OLD", tags=["o"], ttl_seconds=1)
+    key = old["key"]
+    clock.advance(2)
+    again = ws.memory.remember("demo", "n", entry_id="a", title="newer", ttl_seconds=600)
+    assert "body" not in again["fields"] and again["tags"] == []
+    assert again["remainingSeconds"] == 600
+    # Forgotten an hour before its expiry, remembered with a shorter TTL: the new one holds.
+    ws.memory.update(key, ttl_seconds=3600)
+    ws.memory.forget(key)
+    assert ws.memory.remember("demo", "n", entry_id="a", ttl_seconds=10)["remainingSeconds"] == 10
+    clock.advance(11)
+    assert ws.memory.recall(key)["exists"] is False
+
+
+def test_the_claim_state_carries_over_a_forget_or_expiry_and_the_view_shows_the_token(ws, clock):
+    key = ws.memory.remember("demo", "backlog", entry_id="a", title="t")["key"]
+    first = ws.claims.claim(key, "w1")["fencingToken"]
+    ws.memory.forget(key, fencing_token=first)
+    back = ws.memory.remember("demo", "backlog", entry_id="a", title="again")
+    # The claim fields went with the entry; the highest token issued did not.
+    assert back["claim"] == {
+        "claimed": False,
+        "owner": None,
+        "fencingToken": first,
+        "leaseExpiresAt": None,
+        "released": False,
+    }
+    second = ws.claims.claim(key, "w2", lease_seconds=3600)["fencingToken"]
+    assert second == first + 1
+    with pytest.raises(StaleTokenError):
+        ws.memory.update(key, fields={"body": "late"}, fencing_token=first)
+    # An entry that expires under a live claim: remembered again by the holder, still held.
+    ws.memory.update(key, ttl_seconds=10, fencing_token=second)
+    clock.advance(11)
+    held = ws.memory.remember("demo", "backlog", entry_id="a", title="3rd", fencing_token=second)
+    assert held["claim"]["claimed"] is True and held["claim"]["fencingToken"] == second
+    assert held["fields"]["title"] == "3rd" and "expiresAt" not in held
+
+
+def test_update_with_null_clears_status_and_refuses_to_clear_kind(ws):
+    key = ws.memory.remember("demo", "backlog", kind="decision", title="t")["key"]
+    assert ws.memory.update(key, fields={"status": "done"})["fields"]["status"] == "done"
+    assert "status" not in ws.memory.update(key, fields={"status": None})["fields"]
+    with pytest.raises(InvalidInputError, match="kind cannot be cleared"):
+        ws.memory.update(key, fields={"kind": None, "title": "not stored"})
+    assert ws.memory.recall(key)["fields"] == {
+        "kind": "decision",
+        "title": "t",
+        "createdAt": ws.store.clock.now(),
+    }
+
+
+def test_ttls_longer_than_ten_years_are_cut_to_ten_years(ws, clock):
+    made = ws.memory.remember("demo", "n", title="t", ttl_seconds=1e17)
+    assert made["remainingSeconds"] == MAX_TTL_SECONDS
+    key = ws.memory.remember("demo", "n", title="u")["key"]
+    assert ws.memory.update(key, ttl_seconds=1e300)["remainingSeconds"] == MAX_TTL_SECONDS
+    other = ws.memory.remember("demo", "n", title="v")["key"]
+    lapsed = ws.memory.forget(other, lapse=True, lapse_seconds=1e300)
+    assert lapsed["lapsesAt"] == pytest.approx(clock.now() + MAX_TTL_SECONDS)
+    ws.memory.set_default_ttl("demo", 1e300)
+    assert ws.memory.default_ttl("demo") == MAX_TTL_SECONDS
+    with pytest.raises(InvalidInputError):
+        ws.memory.remember("demo", "n", title="w", ttl_seconds=float("inf"))
 
 
 def test_links_capture_targets_and_report_drift(ws):

@@ -24,20 +24,26 @@ names = st.sampled_from(["title", "body", "kind"])
 elements = st.sampled_from(["a", "b", "c"])
 values = st.one_of(st.none(), st.integers(-5, 5), st.text(max_size=3))
 
-patches = st.builds(
-    DocPatch,
-    set_fields=st.dictionaries(names, values, max_size=2),
-    add=st.dictionaries(st.just("tags"), st.lists(elements, max_size=2), max_size=1),
-    remove=st.dictionaries(st.just("tags"), st.lists(elements, max_size=2), max_size=1),
-    raise_max=st.dictionaries(st.just("fence"), st.integers(0, 50), max_size=1),
-    expires_at_ms=st.one_of(st.none(), st.integers(0, 10_000)),
-    delete=st.booleans(),
-)
+
+def patches(*, drops: bool = True) -> st.SearchStrategy[DocPatch]:
+    return st.builds(
+        DocPatch,
+        set_fields=st.dictionaries(names, values, max_size=2),
+        add=st.dictionaries(st.just("tags"), st.lists(elements, max_size=2), max_size=1),
+        remove=st.dictionaries(st.just("tags"), st.lists(elements, max_size=2), max_size=1),
+        raise_max=st.dictionaries(st.just("fence"), st.integers(0, 50), max_size=1),
+        expires_at_ms=st.one_of(st.none(), st.integers(0, 10_000)),
+        delete=st.booleans(),
+        drop_expiry=st.booleans() if drops else st.just(False),
+    )
 
 
 @st.composite
-def histories(draw):
-    """Three replicas, each applying patches to its own copy after syncing some of the others."""
+def histories(draw, *, drops: bool = True):
+    """Three replicas, each applying patches to its own copy after syncing some of the others.
+
+    With ``drops`` some patches drop the expiry they observed (a record written anew).
+    """
     states = dict.fromkeys(REPLICAS, b"")
     hlc = 1
     for _ in range(draw(st.integers(1, 8))):
@@ -47,7 +53,7 @@ def histories(draw):
             if states[other]:
                 states[replica] = doc_merge(states[replica] or states[other], states[other])
         hlc += draw(st.integers(1, 3))
-        patch = draw(patches)
+        patch = draw(patches(drops=drops))
         states[replica] = apply_patch(states[replica] or None, patch, client_id=replica, hlc=hlc)
     return [s for s in states.values() if s]
 
@@ -86,12 +92,23 @@ def test_a_lower_fencing_token_never_wins_a_merge(states, low):
 
 
 @settings(max_examples=150, deadline=None)
-@given(histories(), st.integers(0, 10_000))
+@given(histories(drops=False), st.integers(0, 10_000))
 def test_expiry_never_moves_earlier(states, new_expiry):
     before = merged(*states).expires_at_ms
     patched = apply_patch(states[0], DocPatch(expires_at_ms=new_expiry), client_id=11, hlc=10**6)
     after = merged(*states, patched).expires_at_ms
     assert after == max(before if before is not None else -1, new_expiry)
+
+
+@settings(max_examples=100, deadline=None)
+@given(histories(), st.integers(0, 10_000))
+def test_a_drop_clears_only_the_expiry_it_observed(states, concurrent):
+    base = states[0]
+    dropped = apply_patch(base, DocPatch(drop_expiry=True), client_id=71, hlc=10**6)
+    assert read_doc(dropped).expires_at_ms is None
+    raised = apply_patch(base, DocPatch(expires_at_ms=concurrent), client_id=72, hlc=10**6 + 1)
+    assert merged(dropped, raised) == merged(raised, dropped)
+    assert merged(dropped, raised).expires_at_ms == concurrent
 
 
 @settings(max_examples=100, deadline=None)

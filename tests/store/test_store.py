@@ -195,6 +195,52 @@ def test_document_expiry_only_moves_later(store, clock):
     assert store.sweep().expired == 1
 
 
+def test_drop_expiry_lets_a_document_written_anew_be_durable_or_expire_sooner(store, clock):
+    key = mem_key("r", "t", "1")
+    first = int((clock.now() + 100) * 1000)
+    store.merge_fields(MEMORY, key, DocPatch(set_fields={"a": 1}, expires_at_ms=first))
+    clock.advance(101)
+    assert store.get(MEMORY, key) is None
+    # Written anew without an expiry: durable, although the old expiry was a max-register.
+    store.merge_fields(MEMORY, key, DocPatch(set_fields={"b": 2}, drop_expiry=True))
+    assert store.get(MEMORY, key).expires_at is None
+    assert store.sweep().expired == 0  # the old expiry's index entry went with it
+    # Deleted while its expiry is still ahead, then written anew with a sooner one.
+    later = int((clock.now() + 3600) * 1000)
+    store.merge_fields(MEMORY, key, DocPatch(expires_at_ms=later))
+    store.delete(MEMORY, key)
+    sooner = int((clock.now() + 10) * 1000)
+    patch = DocPatch(set_fields={"c": 3}, expires_at_ms=sooner, drop_expiry=True)
+    assert store.merge_fields(MEMORY, key, patch).expires_at == sooner / 1000
+    clock.advance(11)
+    assert store.get(MEMORY, key) is None
+    assert store.sweep().expired == 1
+
+
+def test_a_dropped_expiry_converges_and_keeps_a_concurrent_one_it_did_not_observe(tmp_path, clock):
+    with (
+        Store.open(tmp_path / "a", clock=clock) as a,
+        Store.open(tmp_path / "b", clock=clock) as b,
+    ):
+        key = mem_key("r", "t", "1")
+        soon = int((clock.now() + 10) * 1000)
+        a.merge_fields(MEMORY, key, DocPatch(set_fields={"a": 1}, expires_at_ms=soon))
+        b.apply_update(MEMORY, key, a.export_update(MEMORY, key))
+        a.merge_fields(MEMORY, key, DocPatch(set_fields={"a": 2}, drop_expiry=True))
+        b.apply_update(MEMORY, key, a.export_update(MEMORY, key))
+        # The drop reached b: the expiry b had observed is gone there too.
+        assert a.get(MEMORY, key).doc == b.get(MEMORY, key).doc
+        assert b.get(MEMORY, key).expires_at is None
+        # A drop and a concurrent expiry it did not observe: that expiry survives, both ways.
+        later = int((clock.now() + 50) * 1000)
+        b.merge_fields(MEMORY, key, DocPatch(expires_at_ms=later))
+        a.merge_fields(MEMORY, key, DocPatch(set_fields={"a": 3}, drop_expiry=True))
+        a.apply_update(MEMORY, key, b.export_update(MEMORY, key))
+        b.apply_update(MEMORY, key, a.export_update(MEMORY, key))
+        assert a.get(MEMORY, key).doc == b.get(MEMORY, key).doc
+        assert a.get(MEMORY, key).expires_at == b.get(MEMORY, key).expires_at == later / 1000
+
+
 def test_fenced_document_tombstones_survive_compaction(store, clock):
     key = mem_key("r", "t", "1")
     store.merge_fields(MEMORY, key, DocPatch(raise_max={"fence": 3}))
@@ -204,10 +250,18 @@ def test_fenced_document_tombstones_survive_compaction(store, clock):
     assert store.get(MEMORY, key, include_deleted=True).doc.maxima == {"fence": 3}
 
 
-@pytest.mark.parametrize("ttl", [0, -1, float("nan"), float("inf")])
-def test_non_positive_or_infinite_ttls_are_refused(store, ttl):
+@pytest.mark.parametrize("ttl", [0, -1, float("nan"), float("inf"), 1e17, 1e300])
+def test_non_positive_infinite_or_unrepresentable_ttls_are_refused(store, ttl):
     with pytest.raises(InvalidInputError):
         store.put(STRUCTURAL, file_key("r", "a"), 1, ttl_seconds=ttl)
+    assert store.get(STRUCTURAL, file_key("r", "a")) is None
+
+
+def test_a_document_expiry_beyond_the_frame_range_is_refused(store):
+    key = mem_key("r", "t", "1")
+    with pytest.raises(InvalidInputError, match="out of range"):
+        store.merge_fields(MEMORY, key, DocPatch(set_fields={"a": 1}, expires_at_ms=2**70))
+    assert store.get(MEMORY, key, include_deleted=True) is None
 
 
 def test_the_change_feed_is_monotonic_and_cursors_persist(tmp_path, clock):
