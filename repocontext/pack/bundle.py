@@ -18,6 +18,7 @@ budget (their listing does).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -27,7 +28,7 @@ from typing import Any, Final, Literal
 from repocontext.errors import InvalidInputError, InvalidKeyError
 from repocontext.index.nodes import file_text
 from repocontext.search.service import SearchHit, SearchService
-from repocontext.store import SESSION, STRUCTURAL, Clock, DocPatch, Store
+from repocontext.store import SESSION, STRUCTURAL, Clock, DocPatch, DocState, Store
 from repocontext.store.keys import file_key, session_key
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 
@@ -432,7 +433,19 @@ def _record_session(store: Store, clock: Clock, request: ContextRequest, bundle:
         add={"receipts": bundle.delivered_receipts, "held": bundle.held},
         expires_at_ms=expires,
     )
-    store.merge_fields(SESSION, session_key(request.repo_id, request.session), patch)
+
+    def decide(live: DocState | None, stored: DocState | None) -> DocPatch:
+        if live is not None or stored is None:
+            return patch
+        # The id of an expired session, used again: a new session, not the old one revived
+        # (its receipts would suppress what this caller never received).
+        remove = {
+            name: sorted(members - set(patch.add.get(name, ())))
+            for name, members in stored.sets.items()
+        }
+        return dataclasses.replace(patch, remove=remove, drop_expiry=True)
+
+    store.update_doc(SESSION, session_key(request.repo_id, request.session), decide)
 
 
 # -- reads -----------------------------------------------------------------------------------

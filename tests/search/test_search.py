@@ -285,3 +285,28 @@ def test_a_session_id_no_key_can_hold_is_invalid_input(workspace, session) -> No
 
     with pytest.raises(InvalidInputError):
         workspace.context(ContextRequest("demo", "config loader", session=session))
+
+
+def test_an_expired_session_id_used_again_starts_empty(tmp_path: Path, repo: Path) -> None:
+    from repocontext.pack.bundle import SESSION_TTL_S, ContextRequest
+    from repocontext.testing import FakeClock
+
+    clock = FakeClock()
+    settings = Settings(
+        data_dir=tmp_path / "clocked", workspace_root=repo.parent, reconcile="off", embedder="off"
+    )
+    with Workspace.open(settings, clock=clock) as workspace:
+        workspace.bootstrap(repo, background=False)
+        request = ContextRequest("demo", "config loader", detail="slices", session="s")
+        first = workspace.context(request).wire
+        assert first["entries"] and not first["reused"]
+        assert workspace.context(request).wire["entries"] == []  # all held by the session
+        clock.advance(SESSION_TTL_S + 60)
+        other = ContextRequest("demo", "render widget", detail="slices", session="s")
+        assert [e["path"] for e in workspace.context(other).wire["entries"]][0] == (
+            "web/render.js"
+        )
+        # A new session under the old id: it never received the config loader.
+        fresh = workspace.context(request).wire
+        assert "app/config_loader.py" in {e["path"] for e in fresh["entries"]}
+        assert workspace.context(request).wire["entries"] == []  # and it holds them now
