@@ -24,7 +24,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
+from repocontext.errors import InvalidInputError, InvalidKeyError, NotFoundError, RepoContextError
 from repocontext.memory.fence import CLAIM_FIELDS, check_write, claim_state, valid_token
 from repocontext.memory.ids import new_id
 from repocontext.memory.links import (
@@ -400,7 +400,10 @@ class MemoryService:
             self._on_write(memory_repo_id(key))
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
-        record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        try:
+            record = self.store.get(STRUCTURAL, repo_key(repo_id))
+        except InvalidKeyError:  # "" or an id no key can hold: none is registered under it
+            record = None
         if record is None or not isinstance(record.value, dict):
             raise NotFoundError(
                 f"no repository {repo_id!r} is registered",

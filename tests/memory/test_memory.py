@@ -414,3 +414,9 @@ def test_errors_carry_codes_and_hints(ws):
         wire = raised.value.to_dict()
         assert wire["code"] in {"input.invalid", "memory.not_found", "memory.wrong_family"}
         assert wire["hint"]
+
+
+@pytest.mark.parametrize("repo_id", ["", "r" * 600])
+def test_remembering_under_an_id_no_key_can_hold_is_not_found(ws, repo_id):
+    with pytest.raises(NotFoundError):
+        ws.memory.remember(repo_id, "notes", title="x")
