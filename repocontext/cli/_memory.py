@@ -24,6 +24,10 @@ LinkOption = Annotated[
     typer.Option("--link", help="relation=key, e.g. anchoredTo=repo/r/file/app.py (repeatable)."),
 ]
 TtlOption = Annotated[float | None, typer.Option("--ttl", help="Seconds until it expires.")]
+TokenOption = Annotated[
+    int | None,
+    typer.Option("--fencing-token", help="The token of the claim you hold on the entry."),
+]
 
 
 def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
@@ -43,6 +47,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         tag: TagOption = None,
         link: LinkOption = None,
         ttl: TtlOption = None,
+        fencing_token: TokenOption = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
@@ -61,6 +66,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 tags=tag,
                 add_links=_links(link),
                 ttl_seconds=ttl,
+                fencing_token=fencing_token,
             )
             emit(view, as_json, _entry_text)
 
@@ -80,6 +86,9 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         title: Annotated[str | None, typer.Option(help="New title.")] = None,
         body: Annotated[str | None, typer.Option(help="New body.")] = None,
         kind: Annotated[str | None, typer.Option(help="note, decision or memory.")] = None,
+        status: Annotated[
+            str | None, typer.Option(help="open or done ('' clears it).")
+        ] = None,
         tag: TagOption = None,
         untag: Annotated[list[str] | None, typer.Option(help="Remove a tag (repeatable).")] = None,
         link: LinkOption = None,
@@ -87,11 +96,16 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             list[str] | None, typer.Option(help="Remove relation=key (repeatable).")
         ] = None,
         ttl: TtlOption = None,
+        fencing_token: TokenOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
         """Merge changes into an existing entry."""
-        fields = {k: v for k, v in (("title", title), ("body", body), ("kind", kind)) if v}
+        fields: dict[str, Any] = {
+            k: v for k, v in (("title", title), ("body", body), ("kind", kind)) if v
+        }
+        if status is not None:
+            fields["status"] = status or None  # an empty --status clears it
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             view = workspace.memory.update(
                 key,
@@ -101,6 +115,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 add_links=_links(link),
                 remove_links=_links(unlink),
                 ttl_seconds=ttl,
+                fencing_token=fencing_token,
             )
             emit(view, as_json, _entry_text)
 
@@ -110,12 +125,15 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         lapse: Annotated[
             float | None, typer.Option(help="Expire in this many seconds instead of now.")
         ] = None,
+        fencing_token: TokenOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
         """Delete an entry (or let it lapse)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            result = workspace.memory.forget(key, lapse=lapse is not None, lapse_seconds=lapse)
+            result = workspace.memory.forget(
+                key, lapse=lapse is not None, lapse_seconds=lapse, fencing_token=fencing_token
+            )
             emit(result, as_json, lambda r: f"{r['key']}: forgotten={r['forgotten']}")
 
     @memory.command()

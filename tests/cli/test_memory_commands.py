@@ -90,3 +90,53 @@ def test_memory_errors_exit_non_zero_with_code_and_hint(tmp_path: Path):
     assert "input.invalid" in result.output
     result = runner.invoke(app, ["memory", "remember", "t", "--link", "oops", "--data-dir", data])
     assert result.exit_code != 0 and "relation=key" in result.output
+
+
+def test_a_claim_holder_writes_and_closes_its_entry_from_the_cli(tmp_path: Path):
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    (repo / "app.py").write_text("x = 1\n")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data)
+    key = json.loads(
+        invoke("memory", "remember", "backlog", "--title", "job", "--data-dir", data, "--json")
+    )["key"]
+    token = json.loads(
+        invoke("claims", "claim", key, "--owner", "w1", "--data-dir", data, "--json")
+    )["fencingToken"]
+    refused = runner.invoke(app, ["memory", "update", key, "--status", "done", "--data-dir", data])
+    assert refused.exit_code == 1 and "claim.required" in refused.output
+    done = json.loads(
+        invoke(
+            "memory",
+            "update",
+            key,
+            "--status",
+            "done",
+            "--fencing-token",
+            str(token),
+            "--data-dir",
+            data,
+            "--json",
+        )
+    )
+    assert done["fields"]["status"] == "done"
+    reopened = json.loads(
+        invoke(
+            "memory",
+            "update",
+            key,
+            "--status",
+            "",
+            "--fencing-token",
+            str(token),
+            "--data-dir",
+            data,
+            "--json",
+        )
+    )
+    assert "status" not in reopened["fields"]
+    gone = json.loads(
+        invoke("memory", "forget", key, "--fencing-token", str(token), "--data-dir", data, "--json")
+    )
+    assert gone["forgotten"] is True
