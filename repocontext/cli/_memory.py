@@ -86,9 +86,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         title: Annotated[str | None, typer.Option(help="New title.")] = None,
         body: Annotated[str | None, typer.Option(help="New body.")] = None,
         kind: Annotated[str | None, typer.Option(help="note, decision or memory.")] = None,
-        status: Annotated[
-            str | None, typer.Option(help="open or done ('' clears it).")
-        ] = None,
+        status: Annotated[str | None, typer.Option(help="open or done ('' clears it).")] = None,
         tag: TagOption = None,
         untag: Annotated[list[str] | None, typer.Option(help="Remove a tag (repeatable).")] = None,
         link: LinkOption = None,

@@ -303,9 +303,7 @@ def test_an_expired_session_id_used_again_starts_empty(tmp_path: Path, repo: Pat
         assert workspace.context(request).wire["entries"] == []  # all held by the session
         clock.advance(SESSION_TTL_S + 60)
         other = ContextRequest("demo", "render widget", detail="slices", session="s")
-        assert [e["path"] for e in workspace.context(other).wire["entries"]][0] == (
-            "web/render.js"
-        )
+        assert workspace.context(other).wire["entries"][0]["path"] == "web/render.js"
         # A new session under the old id: it never received the config loader.
         fresh = workspace.context(request).wire
         assert "app/config_loader.py" in {e["path"] for e in fresh["entries"]}
