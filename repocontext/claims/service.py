@@ -9,24 +9,33 @@ store, and threads of one, never both win.
 * ``claim`` fails at once when the entry is held (``contended``), or with ``max_wait_seconds``
   waits in FIFO order: waiters enqueue in the entry's ``waiters`` set (with the time they give
   up), and a freed claim goes to the oldest waiter still waiting (``timeout`` otherwise).
+  ``claim`` waits in the calling thread; ``claim_async`` waits on the event loop and holds a
+  worker thread only for each short attempt, so waiters never starve a server's other calls.
 * ``renew`` extends the holder's lease; after the lease lapsed it still works unless another
   holder took the entry, which answers ``superseded`` (the worker must stop).
 * ``release`` answers ``missing``, ``unclaimed`` (no claim, or already released) or
   ``stale`` (a token that is not the newest).
+* ``renew`` and ``release`` refuse a token above the highest issued (``claim.unissued_token``),
+  as a write with it would be refused.
 * ``status`` is advisory: it may be out of date by the time the caller acts on it.
-* ``claim_next`` claims the oldest live, unclaimed, not-done entry of a topic: a backlog.
-  A worker marks an item done by an update carrying its token (``fields {status: done}``).
+* ``claim_next`` claims the first live, unclaimed, not-done entry of a topic in key order (for
+  generated ids, creation order): a backlog. A worker marks an item done by an update
+  carrying its token (``fields {status: done}``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any, Final
 
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from repocontext.claims._backlog import Backlog
 from repocontext.errors import InvalidInputError
 from repocontext.memory.fence import (
     FENCE,
@@ -34,19 +43,17 @@ from repocontext.memory.fence import (
     OWNER,
     RELEASED,
     TOKEN,
+    UnissuedTokenError,
     claim_state,
     valid_token,
 )
 from repocontext.memory.service import memory_repo_id
-from repocontext.store import MEMORY, Record, Store, Value
+from repocontext.store import MEMORY, Store, Value
 from repocontext.store.document import DocPatch, DocState
-from repocontext.store.keys import family_prefix
 
 __all__ = ["ClaimService"]
 
 WAITERS: Final = "waiters"
-RESCAN_EVERY: Final = 100
-"""claim_next scans a backlog from its start once in this many calls (else from its cursor)."""
 POLL_SECONDS: Final = 0.02
 MAX_WAIT_SECONDS: Final = 300.0
 MAX_OWNER_CHARS: Final = 200
@@ -66,11 +73,7 @@ class ClaimService:
         self.store = store
         self.default_lease = default_lease_seconds
         self.max_lease = max_lease_seconds
-        # Per backlog: the first entry not known to be done, and calls since the last full
-        # scan. Done items form a growing prefix of a drained topic; skipping it keeps
-        # claim_next from decoding every finished item on every call.
-        self._cursors: dict[str, tuple[str, int]] = {}
-        self._cursor_lock = threading.Lock()
+        self._backlog = Backlog(store)
 
     # -- claim -------------------------------------------------------------------------
 
@@ -84,53 +87,90 @@ class ClaimService:
     ) -> dict[str, Value]:
         """Claim an entry for ``owner``; wait up to ``max_wait_seconds`` in FIFO order.
 
+        Waits in the calling thread; code on an event loop uses :meth:`claim_async`.
+
         Raises:
             WrongFamilyError: The key is not a memory key.
             InvalidInputError: The owner, lease or wait is invalid.
         """
-        memory_repo_id(key)
-        owner = _owner(owner)
-        lease, _ = self._lease(lease_seconds)
-        wait = 0.0 if max_wait_seconds is None else _seconds(max_wait_seconds, "maxWaitSeconds")
-        wait = min(wait, MAX_WAIT_SECONDS)
+        arrived = time.monotonic()
+        owner, lease, wait = self._claim_args(key, owner, lease_seconds, max_wait_seconds)
+        deadline = arrived + wait
         result = self._try(key, owner, lease, ticket=None)
-        if result["granted"] or result.get("reason") != "contended" or wait <= 0:
+        if not _must_wait(result, wait):
             return result
-        deadline = time.monotonic() + wait
-        ticket = self._enqueue(key, owner, wait)
+        ticket = _ticket(self.store.clock.now(), owner, wait)
         try:
+            self._enqueue(key, ticket)
             while time.monotonic() < deadline:
                 time.sleep(POLL_SECONDS)
                 result = self._try(key, owner, lease, ticket=ticket)
-                if result["granted"] or result.get("reason") == "missing":
+                if _settled(result):
                     return result
             return {**result, "reason": "timeout"}
         finally:
             self._dequeue(key, ticket)
 
+    async def claim_async(
+        self,
+        key: str,
+        owner: str,
+        *,
+        lease_seconds: float | None = None,
+        max_wait_seconds: float | None = None,
+    ) -> dict[str, Value]:
+        """:meth:`claim` for an event loop: waits without holding a thread.
+
+        Each attempt runs in a worker thread (a store write may wait for the write lock);
+        between attempts the wait sleeps on the loop, so any number of waiters leave the
+        server's threads to its other calls. The wait counts from this call. Cancelling the
+        call ends the wait: the waiter leaves the queue, and a claim granted by an attempt the
+        cancellation raced with is released at once, so nobody holds it for a caller that
+        has gone.
+
+        Raises:
+            WrongFamilyError: The key is not a memory key.
+            InvalidInputError: The owner, lease or wait is invalid.
+        """
+        arrived = time.monotonic()
+        owner, lease, wait = self._claim_args(key, owner, lease_seconds, max_wait_seconds)
+        deadline = arrived + wait
+        result = await self._attempt(key, owner, lease, None)
+        if not _must_wait(result, wait):
+            return result
+        ticket = _ticket(self.store.clock.now(), owner, wait)
+        try:
+            await anyio.to_thread.run_sync(self._enqueue, key, ticket)
+            while time.monotonic() < deadline:
+                await anyio.sleep(POLL_SECONDS)
+                result = await self._attempt(key, owner, lease, ticket)
+                if _settled(result):
+                    return result
+            return {**result, "reason": "timeout"}
+        finally:
+            with anyio.CancelScope(shield=True):  # leave the queue even when cancelled
+                await anyio.to_thread.run_sync(self._dequeue, key, ticket)
+
     def claim_next(
         self, repo_id: str, topic: str, owner: str, *, lease_seconds: float | None = None
     ) -> dict[str, Value]:
-        """Claim the oldest live entry of a topic that is neither claimed nor done.
+        """Claim the first live entry of a topic, in key order, that is neither claimed nor done.
+
+        Key order is creation order for generated ids (they sort by creation time); an entry
+        remembered with an explicit id sorts by that id.
 
         Raises:
-            InvalidInputError: The owner or lease is invalid.
+            NotFoundError: The repository is not registered.
+            InvalidInputError: The topic, owner or lease is invalid.
         """
+        prefix = self._backlog.prefix(repo_id, topic)
         owner = _owner(owner)
         lease, _ = self._lease(lease_seconds)
         now = self.store.clock.now()
-        prefix = family_prefix(repo_id, "mem", topic)
-        start, done_prefix = self._cursor(prefix), True
-        for record in self._records_from(prefix, start):
-            doc = record.doc
-            if doc is None or doc.fields.get("status") == "done":
-                if done_prefix:
-                    self._advance(prefix, record.key + "\x00")
-                continue
-            done_prefix = False
+        for key, doc in self._backlog.open_entries(prefix):
             if claim_state(doc).live(now) or _live_waiters(doc, now):
                 continue
-            result = self._try(record.key, owner, lease, ticket=None, open_only=True)
+            result = self._try(key, owner, lease, ticket=None, open_only=True)
             if result["granted"]:
                 return result
         return {"key": None, "granted": False, "reason": "empty"}
@@ -142,9 +182,13 @@ class ClaimService:
     ) -> dict[str, Value]:
         """Extend the lease of the claim ``fencing_token`` holds.
 
+        Answers ``missing`` (no live entry) or ``superseded`` (the token no longer holds the
+        claim: a newer one was issued, or the claim was released).
+
         Raises:
             WrongFamilyError: The key is not a memory key.
             InvalidInputError: The token or lease is invalid.
+            UnissuedTokenError: The token is above the highest issued for the entry.
         """
         memory_repo_id(key)
         token = valid_token(fencing_token)
@@ -157,6 +201,7 @@ class ClaimService:
                 outcome.update(granted=False, reason="missing")
                 return None
             state = claim_state(live)
+            _check_issued(token, state.highest)
             if state.token != token or state.highest != token or state.released:
                 outcome.update(granted=False, reason="superseded")
                 return None
@@ -170,9 +215,13 @@ class ClaimService:
     def release(self, key: str, fencing_token: int) -> dict[str, Value]:
         """Release the claim ``fencing_token`` holds.
 
+        Answers ``missing``, ``unclaimed`` (never claimed, or already released) or ``stale``
+        (a newer token was issued).
+
         Raises:
             WrongFamilyError: The key is not a memory key.
             InvalidInputError: The token is invalid.
+            UnissuedTokenError: The entry was claimed, but never with a token this high.
         """
         memory_repo_id(key)
         token = valid_token(fencing_token)
@@ -183,6 +232,8 @@ class ClaimService:
                 outcome.update(released=False, reason="missing")
                 return None
             state = claim_state(live)
+            if state.highest > 0:
+                _check_issued(token, state.highest)
             if state.highest == 0 or state.released:
                 outcome.update(released=False, reason="unclaimed")
                 return None
@@ -217,27 +268,6 @@ class ClaimService:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _cursor(self, prefix: str) -> str:
-        with self._cursor_lock:
-            start, calls = self._cursors.get(prefix, (prefix, 0))
-            if calls >= RESCAN_EVERY:  # now and then from the start: an item may be reopened
-                start, calls = prefix, 0
-            self._cursors[prefix] = (start, calls + 1)
-            return start
-
-    def _advance(self, prefix: str, start: str) -> None:
-        with self._cursor_lock:
-            current, calls = self._cursors.get(prefix, (prefix, 0))
-            self._cursors[prefix] = (max(current, start), calls)
-
-    def _records_from(self, prefix: str, start: str) -> Iterator[Record]:
-        while True:
-            page = self.store.scan(MEMORY, prefix, limit=200, start=start)
-            yield from page.records
-            if page.next_token is None or not page.records:
-                return
-            start = page.records[-1].key + "\x00"
-
     def _try(
         self, key: str, owner: str, lease: float, *, ticket: str | None, open_only: bool = False
     ) -> dict[str, Any]:
@@ -268,14 +298,34 @@ class ClaimService:
         self.store.update_doc(MEMORY, key, decide)
         return outcome
 
-    def _enqueue(self, key: str, owner: str, wait: float) -> str:
-        now = self.store.clock.now()
-        # Sortable by arrival (epoch microseconds), unique (uuid), and it says when it gives up.
-        ticket = f"{int(now * 1e6):020d}|{int((now + wait) * 1000)}|{uuid.uuid4().hex}|{owner}"
+    async def _attempt(
+        self, key: str, owner: str, lease: float, ticket: str | None
+    ) -> dict[str, Any]:
+        try_once = functools.partial(self._try, key, owner, lease, ticket=ticket)
+        result = await anyio.to_thread.run_sync(try_once)
+        if result["granted"]:
+            try:
+                # A cancellation that came while the attempt ran is delivered here.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(self.release, key, result["fencingToken"])
+                raise
+        return result
+
+    def _claim_args(
+        self, key: str, owner: str, lease_seconds: float | None, max_wait_seconds: float | None
+    ) -> tuple[str, float, float]:
+        memory_repo_id(key)
+        owner = _owner(owner)
+        lease, _ = self._lease(lease_seconds)
+        wait = 0.0 if max_wait_seconds is None else _seconds(max_wait_seconds, "maxWaitSeconds")
+        return owner, lease, min(wait, MAX_WAIT_SECONDS)
+
+    def _enqueue(self, key: str, ticket: str) -> None:
         self.store.update_doc(
             MEMORY, key, lambda live, _: DocPatch(add={WAITERS: [ticket]}) if live else None
         )
-        return ticket
 
     def _dequeue(self, key: str, ticket: str) -> None:
         self.store.update_doc(
@@ -285,6 +335,24 @@ class ClaimService:
     def _lease(self, seconds: float | None) -> tuple[float, bool]:
         lease = self.default_lease if seconds is None else _seconds(seconds, "leaseSeconds")
         return min(lease, self.max_lease), lease > self.max_lease
+
+
+def _ticket(now: float, owner: str, wait: float) -> str:
+    """A waiter's ticket: sorts by arrival, unique, and says when its waiter gives up."""
+    return f"{int(now * 1e6):020d}|{int((now + wait) * 1000)}|{uuid.uuid4().hex}|{owner}"
+
+
+def _must_wait(first: dict[str, Any], wait: float) -> bool:
+    return not first["granted"] and first.get("reason") == "contended" and wait > 0
+
+
+def _settled(result: dict[str, Any]) -> bool:
+    return bool(result["granted"]) or result.get("reason") == "missing"
+
+
+def _check_issued(token: int, highest: int) -> None:
+    if token > highest:
+        raise UnissuedTokenError(f"fencing token {token} was never issued for this entry")
 
 
 def _live_waiters(doc: DocState, now: float) -> list[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Final, Literal, ParamSpec, TypeVar
 
@@ -24,7 +24,15 @@ from pydantic.alias_generators import to_camel
 
 from repocontext.errors import RepoContextError
 
-__all__ = ["READ_ONLY", "ToolSpec", "WireModel", "error_result", "error_text", "map_errors"]
+__all__ = [
+    "READ_ONLY",
+    "ToolSpec",
+    "WireModel",
+    "error_result",
+    "error_text",
+    "map_errors",
+    "map_errors_async",
+]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -58,7 +66,7 @@ class ToolSpec:
     """
 
     name: str
-    fn: Callable[..., BaseModel | CallToolResult]
+    fn: Callable[..., BaseModel | CallToolResult | Awaitable[BaseModel | CallToolResult]]
     title: str
     annotations: ToolAnnotations
     writes: bool = False
@@ -87,17 +95,42 @@ def map_errors(fn: Callable[P, R]) -> Callable[P, R | CallToolResult]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
             return fn(*args, **kwargs)
-        except RepoContextError as exc:
-            _log.info("tool %s refused: %s (%s)", fn.__name__, exc.code, exc.message)
-            return error_result(exc.code, exc.message, exc.hint)
         except (ToolError, MCPError):
             raise
-        except Exception as exc:  # the MCP edge: nothing unexpected reaches the model raw
-            _log.exception("tool %s failed unexpectedly", fn.__name__)
-            return error_result(
-                INTERNAL_CODE,
-                f"{type(exc).__name__} while running {fn.__name__}",
-                "Retry once; if it fails again, report it with the server log.",
-            )
+        except Exception as exc:
+            return _failed(fn.__name__, exc)
 
     return wrapper
+
+
+def map_errors_async(
+    fn: Callable[P, Awaitable[R]],
+) -> Callable[P, Awaitable[R | CallToolResult]]:
+    """:func:`map_errors` for an async tool (the SDK awaits it on the event loop).
+
+    Cancellation is no error: it propagates, so the SDK drops the cancelled request.
+    """
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
+        try:
+            return await fn(*args, **kwargs)
+        except (ToolError, MCPError):
+            raise
+        except Exception as exc:
+            return _failed(fn.__name__, exc)
+
+    return wrapper
+
+
+def _failed(tool: str, exc: Exception) -> CallToolResult:
+    if isinstance(exc, RepoContextError):
+        _log.info("tool %s refused: %s (%s)", tool, exc.code, exc.message)
+        return error_result(exc.code, exc.message, exc.hint)
+    # The MCP edge: nothing unexpected reaches the model raw.
+    _log.error("tool %s failed unexpectedly", tool, exc_info=exc)
+    return error_result(
+        INTERNAL_CODE,
+        f"{type(exc).__name__} while running {tool}",
+        "Retry once; if it fails again, report it with the server log.",
+    )

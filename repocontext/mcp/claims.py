@@ -7,7 +7,7 @@ from typing import Annotated, Final
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors, map_errors_async
 from repocontext.workspace import Workspace
 
 __all__ = ["claim_tools"]
@@ -70,8 +70,8 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
     """Return the claim tools bound to ``workspace``."""
     claims = workspace.claims
 
-    @map_errors
-    def repocontext_claim(
+    @map_errors_async
+    async def repocontext_claim(
         key: Key,
         owner: Owner,
         leaseSeconds: Lease = None,
@@ -83,10 +83,13 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
 
         Pass the token with every write of the entry (repocontext_update / _forget
         `fencingToken`). `granted: false` with `reason`: `missing`, `contended` (held by
-        another), `timeout` (waited `maxWaitSeconds`). Renew before `leaseExpiresAt`.
+        another), `timeout` (waited `maxWaitSeconds`, at most 300). Cancelling a waiting call
+        takes it out of the queue. Renew before `leaseExpiresAt`.
         """
         return ClaimResult.model_validate(
-            claims.claim(key, owner, lease_seconds=leaseSeconds, max_wait_seconds=maxWaitSeconds)
+            await claims.claim_async(
+                key, owner, lease_seconds=leaseSeconds, max_wait_seconds=maxWaitSeconds
+            )
         )
 
     @map_errors
@@ -96,11 +99,12 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         owner: Owner,
         leaseSeconds: Lease = None,
     ) -> ClaimResult:
-        """Claim the oldest live entry of a topic that is not claimed and not done.
+        """Claim the first live entry of a topic (key order) that is not claimed and not done.
 
-        Many agents can drain one topic this way. When your work is done, write the result
-        with `repocontext_update` (`fields {status: done}`, your `fencingToken`), then
-        release. `reason: empty` when nothing is left.
+        Generated ids sort by creation, so the backlog is first in, first out; explicit ids
+        sort by id. Many agents can drain one topic this way. When your work is done, write
+        the result with `repocontext_update` (`fields {status: done}`, your `fencingToken`),
+        then release. `reason: empty` when nothing is left.
         """
         return ClaimResult.model_validate(
             claims.claim_next(repoId, topic, owner, lease_seconds=leaseSeconds)
@@ -112,8 +116,10 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
     ) -> RenewResult:
         """Extend your lease.
 
-        `reason: superseded` means another holder took the entry after your lease lapsed:
-        stop working on it (your writes will be refused).
+        `reason: superseded` means your token no longer holds the claim (another holder took
+        the entry after your lease lapsed, or the claim was released): stop working on it
+        (your writes will be refused). `reason: missing`: no live entry has the key. A token
+        never issued for the entry is refused (`claim.unissued_token`).
         """
         return RenewResult.model_validate(
             claims.renew(key, fencingToken, lease_seconds=leaseSeconds)
@@ -124,7 +130,8 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         """Release your claim.
 
         `reason`: `missing`, `unclaimed` (no claim or already released), `stale` (your token
-        is not the newest: someone else holds or held it since).
+        is not the newest: someone else holds or held it since). A token never issued for
+        the entry is refused (`claim.unissued_token`).
         """
         return ReleaseResult.model_validate(claims.release(key, fencingToken))
 
@@ -135,7 +142,13 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
 
     return [
         ToolSpec("repocontext_claim_status", repocontext_claim_status, "Claim status", READ_ONLY),
-        ToolSpec("repocontext_claim", repocontext_claim, "Claim", CLAIM_WRITE, writes=True),
+        ToolSpec(
+            "repocontext_claim",
+            repocontext_claim,
+            "Claim",
+            CLAIM_WRITE,
+            writes=True,
+        ),
         ToolSpec(
             "repocontext_claim_next", repocontext_claim_next, "Claim next", CLAIM_WRITE, writes=True
         ),

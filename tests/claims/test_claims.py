@@ -4,8 +4,10 @@ import threading
 import time
 from pathlib import Path
 
+import anyio
+import anyio.from_thread
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from repocontext.claims import (
@@ -14,8 +16,9 @@ from repocontext.claims import (
     ReleasedTokenError,
     StaleTokenError,
     UnissuedTokenError,
+    _backlog,
 )
-from repocontext.errors import InvalidInputError
+from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.memory import MemoryService, WrongFamilyError
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, STRUCTURAL, Store
@@ -165,6 +168,23 @@ def test_tokens_survive_restarts_and_forgetting(tmp_path: Path, clock):
         assert claims.claim(key, "w")["fencingToken"] == 4
 
 
+def test_renew_and_release_refuse_a_token_never_issued(memory, claims):
+    key = entry(memory)
+    with pytest.raises(UnissuedTokenError):  # never claimed: no token was ever issued
+        claims.renew(key, 1)
+    assert claims.release(key, 1)["reason"] == "unclaimed"
+    token = claims.claim(key, "a")["fencingToken"]
+    with pytest.raises(UnissuedTokenError):
+        claims.renew(key, token + 1)
+    with pytest.raises(UnissuedTokenError):
+        claims.release(key, token + 1)
+    assert claims.status(key)["fencingToken"] == token  # refused calls changed nothing
+    claims.release(key, token)
+    assert claims.renew(key, token)["reason"] == "superseded"  # released: no longer holds
+    missing = key.rsplit("/", 1)[0] + "/nope"
+    assert claims.renew(missing, 1)["reason"] == "missing"
+
+
 def test_bad_input_is_refused(memory, claims):
     key = entry(memory)
     with pytest.raises(WrongFamilyError):
@@ -197,6 +217,100 @@ def test_claim_next_drains_a_backlog_oldest_first(memory, claims, clock):
     clock.advance(31)  # the first three leases lapse: their items are claimable again
     again = claims.claim_next("r", "backlog", "w6")
     assert again["key"] == items[0] and again["fencingToken"] == 2
+
+
+def test_claim_next_reads_on_past_many_claimed_entries(memory, claims):
+    items = [entry(memory, f"job {i}", topic="backlog") for i in range(40)]
+    got = [claims.claim_next("r", "backlog", f"w{i}")["key"] for i in range(40)]
+    assert got == items  # later calls skip pages of entries held by earlier ones
+    assert claims.claim_next("r", "backlog", "late")["reason"] == "empty"
+
+
+def test_claim_next_refuses_a_bad_topic_or_an_unknown_repository(memory, claims):
+    entry(memory, topic="decisions")
+    for topic in ("", "a b", "x" * 65):
+        with pytest.raises(InvalidInputError):
+            claims.claim_next("r", topic, "w")  # "" used to claim from every topic
+    for repo_id in ("nope", ""):
+        with pytest.raises(NotFoundError):
+            claims.claim_next(repo_id, "decisions", "w")
+
+
+def test_claim_next_hands_out_entries_that_sort_before_or_reopen_behind_finished_ones(
+    memory, claims
+):
+    """Before the fix a cursor past finished entries skipped both, for up to 100 calls."""
+    late = memory.remember("r", "q", entry_id="m-item", title="m")["key"]
+    memory.update(late, fields={"status": "done"})
+    assert claims.claim_next("r", "q", "w")["reason"] == "empty"
+    early = memory.remember("r", "q", entry_id="a-item", title="a")["key"]
+    got = claims.claim_next("r", "q", "w")
+    assert got["key"] == early
+    memory.update(early, fields={"status": "done"}, fencing_token=got["fencingToken"])
+    assert claims.claim_next("r", "q", "w")["reason"] == "empty"
+    memory.update(late, fields={"status": "open"})
+    assert claims.claim_next("r", "q", "w")["key"] == late
+
+
+def test_claim_next_reads_the_whole_backlog_when_its_cursor_cannot_be_checked(
+    memory, claims, store, clock, monkeypatch
+):
+    first = memory.remember("r", "q", entry_id="a", title="a")["key"]
+    memory.update(first, fields={"status": "done"})
+    memory.remember("r", "q", entry_id="b", title="b", ttl_seconds=60)
+    assert claims.claim_next("r", "q", "w")["key"].endswith("/b")  # cursor past a
+    memory.update(first, fields={"status": "open"})
+    clock.advance(8 * 24 * 3600)  # b expires; the feed is trimmed past the reopening
+    store.sweep()
+    got = claims.claim_next("r", "q", "w")
+    assert got["key"] == first
+    memory.update(first, fields={"status": "done"}, fencing_token=got["fencingToken"])
+    claims.release(first, got["fencingToken"])
+    assert claims.claim_next("r", "q", "w")["reason"] == "empty"  # cursor past a again
+    memory.update(first, fields={"status": "open"})
+    entry(memory, topic="elsewhere")
+    monkeypatch.setattr(_backlog, "CHANGES_CHECKED", 2)  # more changes than it checks
+    assert claims.claim_next("r", "q", "w")["key"] == first
+
+
+BACKLOG_OPS = st.lists(
+    st.tuples(st.sampled_from(["add", "done", "open", "next", "release"]), st.sampled_from("abc")),
+    max_size=30,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ops=BACKLOG_OPS)
+@example(ops=[("add", "b"), ("done", "b"), ("next", "a"), ("add", "a"), ("next", "a")])
+@example(ops=[("add", "b"), ("done", "b"), ("next", "a"), ("open", "b"), ("next", "a")])
+def test_claim_next_always_claims_the_first_open_unclaimed_entry_in_key_order(
+    tmp_path_factory, ops
+):
+    """Any sequence of adds (explicit ids, any order), finishing, reopening and claiming."""
+    with Store.open(tmp_path_factory.mktemp("backlog"), clock=FakeClock()) as store:
+        register(store)
+        memory, claims = MemoryService(store), ClaimService(store)
+        done: dict[str, bool] = {}  # id -> done, for every entry added
+        held: dict[str, int] = {}  # id -> token of its live claim
+        for op, name in ops:
+            key = f"repo/r/mem/q/{name}"
+            if op == "add":
+                memory.remember("r", "q", entry_id=name, title=name, fencing_token=held.get(name))
+                done.setdefault(name, False)
+            elif op in ("done", "open") and name in done:
+                status = {"status": op}
+                memory.update(key, fields=status, fencing_token=held.get(name))
+                done[name] = op == "done"
+            elif op == "release" and name in held:
+                claims.release(key, held.pop(name))
+            elif op == "next":
+                got = claims.claim_next("r", "q", "w")
+                first = min((n for n in done if not done[n] and n not in held), default=None)
+                assert got["key"] == (None if first is None else f"repo/r/mem/q/{first}")
+                if first is not None:
+                    held[first] = got["fencingToken"]
 
 
 def test_waiters_are_served_in_arrival_order(tmp_path: Path):
@@ -285,3 +399,55 @@ def test_tokens_only_grow_and_stale_writes_never_land(tmp_path_factory, ops):
             fence = a.get(MEMORY, key).doc.maxima.get("fence", 0)
             assert fence >= highest_seen  # never backwards, merges included
             highest_seen = fence
+
+
+@pytest.mark.anyio
+async def test_claim_async_waits_on_the_event_loop_until_the_holder_releases(memory, claims, store):
+    key = entry(memory)
+    holder = claims.claim(key, "holder")
+    got = {}
+
+    async def wait() -> None:
+        got.update(await claims.claim_async(key, "waiter", max_wait_seconds=30))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(wait)
+        started = time.monotonic()
+        while not store.get(MEMORY, key).doc.sets.get("waiters"):
+            assert time.monotonic() - started < 10, "the waiter never queued"
+            await anyio.sleep(0.01)
+        claims.release(key, holder["fencingToken"])
+    assert (got["granted"], got["fencingToken"], got["owner"]) == (True, 2, "waiter")
+    assert not store.get(MEMORY, key).doc.sets.get("waiters")
+
+
+class CancellingClock(FakeClock):
+    """A fake clock that cancels ``scope`` when first read from an anyio worker thread.
+
+    ``_try`` reads the clock first thing, in the worker thread of an attempt: the cancel
+    then arrives while the attempt runs, the race a caller who gives up can hit.
+    """
+
+    scope: anyio.CancelScope | None = None
+
+    def now(self) -> float:
+        scope, self.scope = self.scope, None
+        if scope is not None:
+            anyio.from_thread.run_sync(scope.cancel)
+        return super().now()
+
+
+@pytest.mark.anyio
+async def test_claim_async_releases_a_claim_granted_as_its_caller_cancelled(tmp_path: Path):
+    clock = CancellingClock()
+    with Store.open(tmp_path / "data", clock=clock) as store:
+        register(store)
+        memory, claims = MemoryService(store), ClaimService(store)
+        key = entry(memory)
+        with anyio.CancelScope() as scope:
+            clock.scope = scope
+            await claims.claim_async(key, "gone")
+        assert scope.cancelled_caught
+        status = claims.status(key)
+        assert (status["claimed"], status["releasedFencingToken"]) == (False, 1)
+        assert claims.claim(key, "next")["fencingToken"] == 2

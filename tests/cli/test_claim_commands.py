@@ -37,3 +37,7 @@ def test_claims_commands(tmp_path: Path):
     assert "released=True" in invoke("claims", "release", key, "1", "--data-dir", data)
     assert "released=False (unclaimed)" in invoke("claims", "release", key, "1", "--data-dir", data)
     assert "granted, token 2" in invoke("claims", "claim", key, "--owner", "w2", "--data-dir", data)
+    bad = runner.invoke(app, ["claims", "next", "a b", "--owner", "w", "--data-dir", data])
+    assert bad.exit_code == 1 and "error [input.invalid]" in bad.output
+    never = runner.invoke(app, ["claims", "renew", key, "9", "--data-dir", data])
+    assert never.exit_code == 1 and "claim.unissued_token" in never.output
