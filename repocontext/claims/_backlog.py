@@ -9,17 +9,16 @@ taken at, moves the scan's start back to that key (an entry reopened, added or r
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator
 from typing import Final
 
 from repocontext.errors import (
     FeedTrimmedError,
-    InvalidInputError,
     InvalidKeyError,
     NotFoundError,
 )
+from repocontext.memory.service import check_topic
 from repocontext.store import MEMORY, STRUCTURAL, Store
 from repocontext.store.document import DocState
 from repocontext.store.keys import family_prefix, repo_key
@@ -32,7 +31,6 @@ FIRST_PAGE: Final = 8
 """Entries read by the first page of a scan; pages then double up to :data:`PAGE`. The entry
 a call claims is usually among the first few after the cursor, and a page decodes them all."""
 PAGE: Final = 256
-_TOPIC: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 """The topic rule of ``repocontext_remember`` (memory.service): no entry has another topic."""
 
 
@@ -54,11 +52,7 @@ class Backlog:
             InvalidInputError: The topic is not one an entry can have.
             NotFoundError: The repository is not registered.
         """
-        if not isinstance(topic, str) or not _TOPIC.match(topic):
-            raise InvalidInputError(
-                f"topic {str(topic)[:80]!r} is invalid",
-                hint="Topics are 1-64 letters, digits, '_', '.' or '-' (decisions, gotchas, todo).",
-            )
+        check_topic(topic)
         try:
             registered = self.store.get(STRUCTURAL, repo_key(repo_id)) is not None
         except InvalidKeyError:  # "" or an id no key can hold: none is registered under it

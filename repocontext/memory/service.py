@@ -47,6 +47,7 @@ __all__ = [
     "MemoryNotFoundError",
     "MemoryService",
     "WrongFamilyError",
+    "check_topic",
     "memory_repo_id",
     "memory_view",
 ]
@@ -122,7 +123,7 @@ class MemoryService:
             RepoContextError: The entry's claim refuses the write (``claim.*`` codes).
         """
         repo = self._repo(repo_id)
-        _check_topic(topic)
+        check_topic(topic)
         if entry_id is not None and not _ID.match(str(entry_id)):
             raise InvalidInputError(
                 f"entry id {str(entry_id)[:80]!r} is invalid",
@@ -484,7 +485,8 @@ def memory_repo_id(key: str) -> str:
     return parsed.repo_id
 
 
-def _check_topic(topic: str) -> None:
+def check_topic(topic: str) -> None:
+    """Refuse a topic no memory entry can have (``input.invalid``)."""
     if not isinstance(topic, str) or not _TOPIC.match(topic):
         raise InvalidInputError(
             f"topic {str(topic)[:80]!r} is invalid",
