@@ -6,7 +6,9 @@ on every ``tools/call``:
 
 1. a catalogue tool this grant was not given (a guessed name) -> ``auth.tool_forbidden``;
 2. a ``repoId`` or ``key`` argument (or, for ``add_repo`` / ``bootstrap``, the id the path
-   would register under) outside the grant's repositories -> ``auth.repo_forbidden``;
+   would register under) outside the grant's repositories -> ``auth.repo_forbidden``; a grant
+   scoped to some repositories registers a directory only under that directory's own name,
+   so it cannot point a granted id at another repository;
 3. otherwise the tool runs with the grant as :func:`repocontext.auth.current_grant`, so tools
    that list across repositories filter by it.
 
@@ -24,14 +26,15 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import CallToolResult, InputRequiredResult
 
 from repocontext.auth import Grant, check_key, check_repo, granted
-from repocontext.errors import RepoContextError, ToolForbiddenError
+from repocontext.errors import RepoContextError, RepoForbiddenError, ToolForbiddenError
 from repocontext.index.walk import resolve_path
 from repocontext.mcp._gate import error_result
 from repocontext.telemetry import Telemetry
 
 __all__ = ["GrantedServer"]
 
-_PATH_ARGUMENTS = ("path", "repoRoot")
+_REGISTRATIONS = {"repocontext_add_repo": "path", "repocontext_bootstrap": "repoRoot"}
+"""The tools that register a directory, and the argument naming it."""
 
 
 class GrantedServer(MCPServer):
@@ -106,15 +109,23 @@ class GrantedServer(MCPServer):
             key = arguments.get("key")
             if isinstance(key, str):
                 check_key(key, self.grant)
-            if self.grant.repos is not None and not isinstance(repo_id, str):
-                for argument in _PATH_ARGUMENTS:
-                    path = arguments.get(argument)
-                    if isinstance(path, str) and path:
-                        # The id a path registers under by default (Workspace.register_repo).
-                        given = Path(path).expanduser()
-                        if self.workspace_root is not None and not given.is_absolute():
-                            given = self.workspace_root / given
-                        check_repo(resolve_path(given).name, self.grant)
+            root_argument = _REGISTRATIONS.get(name)
+            path = arguments.get(root_argument) if root_argument else None
+            if self.grant.repos is not None and isinstance(path, str) and path:
+                # A grant scoped to some repositories registers a directory only under its
+                # own name (the default id), and only a granted one: an explicit id must not
+                # point a granted name at another repository (or the whole workspace).
+                given = Path(path).expanduser()
+                if self.workspace_root is not None and not given.is_absolute():
+                    given = self.workspace_root / given
+                own = resolve_path(given).name
+                check_repo(own, self.grant)
+                if isinstance(repo_id, str) and repo_id != own:
+                    raise RepoForbiddenError(
+                        f"this token may register {path!r} only under its own name {own!r}",
+                        hint="Omit repoId, or ask for a token whose grant covers all "
+                        "repositories to register a directory under another id.",
+                    )
         except RepoContextError as exc:
             return exc
         return None

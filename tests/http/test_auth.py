@@ -143,8 +143,16 @@ async def test_a_curator_scoped_to_one_repository_cannot_write_or_register_elsew
             ),
             await client.call_tool("repocontext_forget", {"key": mem_key("beta", "secrets", "x")}),
             await client.call_tool("repocontext_add_repo", {"path": str(ws / "beta")}),
+            # A granted id pointed at another repository, or at the whole workspace.
+            await client.call_tool(
+                "repocontext_add_repo", {"path": str(ws / "beta"), "repoId": "alpha"}
+            ),
+            await client.call_tool("repocontext_add_repo", {"path": ".", "repoId": "alpha"}),
         ]
-        assert [tool_error(r)["code"] for r in other] == ["auth.repo_forbidden"] * 3
+        assert [tool_error(r)["code"] for r in other] == ["auth.repo_forbidden"] * 5
+        # Its own directory under its own name still registers (an incremental run).
+        again = await client.call_tool("repocontext_add_repo", {"path": "alpha"})
+        assert tool_ok(again)["repoId"] == "alpha"
 
 
 async def test_the_access_log_names_the_grant_and_never_the_token(
