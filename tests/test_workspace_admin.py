@@ -307,3 +307,24 @@ def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: W
         holder.join(30)
     with workspace.index.exclusive("proj", timeout=0.01):
         pass
+
+
+def test_an_index_run_is_refused_while_another_process_runs_one(
+    workspace: Workspace, ws_root: Path
+) -> None:
+    record = workspace.store.get(STRUCTURAL, repo_key("proj"))
+    assert record is not None and isinstance(record.value, dict)
+    alive = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # stands in for that process
+    try:
+        run: dict[str, Value] = {"status": "running", "pid": alive.pid, "phase": "parsing"}
+        workspace.store.put(STRUCTURAL, repo_key("proj"), {**record.value, "index": run})
+        with pytest.raises(IndexRunningError, match="in process"):
+            workspace.bootstrap(ws_root / "proj", background=False)
+        with pytest.raises(IndexRunningError):
+            workspace.index.refresh("proj", ["app.py"])
+        assert workspace.index.status("proj").status == "running"  # its status untouched
+    finally:
+        assert alive.stdin is not None
+        alive.stdin.close()
+        alive.wait(30)
+    assert workspace.bootstrap(ws_root / "proj", background=False).status == "completed"

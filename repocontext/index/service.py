@@ -377,6 +377,7 @@ class IndexService:
                 if keep_fresh and not repo.get("indexedAt"):
                     return IndexProgress(phase="reconciling")  # reset: stays unindexed
                 root = _checked_root(repo_id, repo, root)
+                self._refuse_foreign_run(repo_id)  # one run at a time across processes too
                 job = IndexJob(
                     self.store,
                     repo_id,
