@@ -16,6 +16,7 @@ Retrieval phases (``HealthReport.retrieval_phase``):
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from repocontext.errors import (
     PathNotFoundError,
     PathOutsideWorkspaceError,
     RepoConflictError,
+    RepoContextError,
 )
 from repocontext.index.job import ProgressFn
 from repocontext.index.reconcile import Reconciler
@@ -70,6 +72,8 @@ __all__ = [
 
 RetrievalPhase = Literal["serving", "keyword_only", "nothing_registered", "building"]
 Verdict = Literal["serving", "keyword_only", "building", "unknown"]
+
+_log = logging.getLogger(__name__)
 
 GROUP: Final = "repocontext"
 _REPO_SCAN_PREFIX: Final = "repo/"
@@ -259,6 +263,26 @@ class Workspace:
                 warm=self.index.warm,
             )
             self._reconciler.start()
+            self._resume_first_passes()
+
+    def _resume_first_passes(self) -> None:
+        """Start again, in the background, each first index pass that failed or was killed.
+
+        The reconcile loop keeps only finished indexes fresh; a repository whose first pass
+        died with its process would otherwise stay unindexed (and the server "building")
+        for good. A repository reset on purpose has no failed run, so it stays as it is.
+        """
+        for info in self.list_repos():
+            if info.indexed_at or self.index.status(info.repo_id).status != "failed":
+                continue
+            record = self._store.get(STRUCTURAL, repo_key(info.repo_id))
+            value = record.value if record is not None and isinstance(record.value, dict) else {}
+            filters = value.get("filters")
+            _log.info("resuming the first index pass of %s", info.repo_id)
+            try:
+                self.index.start(info.repo_id, Path(info.root), WalkOptions.from_wire(filters))
+            except RepoContextError as exc:  # (a root gone since: reported by its status)
+                _log.warning("cannot resume %s: %s (%s)", info.repo_id, exc.code, exc.message)
 
     @property
     def reconciler(self) -> Reconciler | None:

@@ -328,3 +328,27 @@ def test_an_index_run_is_refused_while_another_process_runs_one(
         alive.stdin.close()
         alive.wait(30)
     assert workspace.bootstrap(ws_root / "proj", background=False).status == "completed"
+
+
+def test_a_first_pass_killed_with_its_process_is_resumed_when_a_server_starts(
+    tmp_path: Path, ws_root: Path
+) -> None:
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=ws_root, reconcile="off", embedder="off"
+    )
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    with Workspace.open(settings) as workspace:
+        for name in ("proj", "proj2"):
+            workspace.register_repo(ws_root / name)
+        record = workspace.store.get(STRUCTURAL, repo_key("proj"))
+        assert record is not None and isinstance(record.value, dict)
+        killed: dict[str, Value] = {"status": "running", "pid": dead.pid, "phase": "parsing"}
+        workspace.store.put(STRUCTURAL, repo_key("proj"), {**record.value, "index": killed})
+        assert workspace.index.status("proj").status == "failed"  # index.interrupted
+    with Workspace.open(settings) as workspace:
+        workspace.start_background()
+        assert workspace.index.wait("proj", timeout=120).status == "completed"
+        assert workspace.get_repo("proj").indexed_at is not None
+        # One registered but never indexed (no failed run) is left alone.
+        assert workspace.index.status("proj2").status == "none"
