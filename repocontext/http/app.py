@@ -80,10 +80,14 @@ def create_app(
     if tokens is not None and not set(tokens.grants()) <= set(servers):
         raise ValueError("every grant of the token book needs its MCP server")
     telemetry = telemetry or Telemetry(workspace)
+    # "name:*" also admits a Host without a port (what a TLS proxy forwards), and an origin
+    # may be https (a browser page behind that proxy) as well as http.
+    bare = [host[:-2] for host in allowed_hosts if host.endswith(":*")]
+    hosts = list(dict.fromkeys([*allowed_hosts, *bare]))
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=list(allowed_hosts),
-        allowed_origins=[f"http://{host}" for host in allowed_hosts],
+        allowed_hosts=hosts,
+        allowed_origins=[f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")],
     )
     apps: dict[Grant, ASGIApp] = {
         grant: server.streamable_http_app(transport_security=security)

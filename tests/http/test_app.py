@@ -126,5 +126,16 @@ async def test_the_mcp_endpoint_accepts_only_allowed_host_headers(workspace: Wor
     ):
         named = await client.post("http://repocontext:8080/mcp", json=body, headers=headers)
         other = await client.post("http://evil.example:8080/mcp", json=body, headers=headers)
-    assert named.status_code != 421
-    assert other.status_code == 421
+        # Behind a TLS proxy: the Host carries no port, the page's origin is https.
+        proxied = await client.post(
+            "http://repocontext/mcp",
+            json=body,
+            headers={**headers, "origin": "https://repocontext"},
+        )
+        foreign = await client.post(
+            "http://repocontext/mcp",
+            json=body,
+            headers={**headers, "origin": "https://evil.example"},
+        )
+    assert named.status_code != 421 and proxied.status_code not in (403, 421)
+    assert other.status_code == 421 and foreign.status_code == 403
