@@ -1,4 +1,7 @@
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -290,3 +293,37 @@ def test_an_id_no_key_can_hold_is_simply_not_registered(workspace, repo_id):
     ):
         with pytest.raises(NotFoundError):
             call()
+
+
+_ORPHAN_PARENT = """
+import os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from repocontext.index.extract import worker_started
+if __name__ == "__main__":
+    context = get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=worker_started)
+    print(pool.submit(os.getpid).result(), flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_parser_worker_dies_with_a_process_killed_mid_run(tmp_path):
+    script = tmp_path / "parent.py"
+    script.write_text(_ORPHAN_PARENT)
+    parent = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    assert parent.stdout is not None
+    worker = int(parent.stdout.readline())
+    parent.kill()  # SIGKILL: no shutdown code runs in the parent
+    parent.wait(30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(worker, signal.SIGKILL)
+    raise AssertionError("the parser worker outlived its killed parent")
