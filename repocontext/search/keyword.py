@@ -164,7 +164,8 @@ class KeywordIndex:
                 )
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # (SQLite ends it itself on a full disk)
+                    self._db.execute("ROLLBACK")
                 raise
         return written
 

@@ -23,11 +23,18 @@ import functools
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from repocontext.errors import FeedTrimmedError, InvalidInputError, InvalidKeyError, NotFoundError
+from repocontext.errors import (
+    FeedTrimmedError,
+    InvalidInputError,
+    InvalidKeyError,
+    NotFoundError,
+    StoreFullError,
+)
 from repocontext.index.nodes import file_text
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
@@ -154,7 +161,7 @@ class SearchService:
             return 0  # no lock taken: concurrent searches of a settled index do not queue
         with self._lock:
             lock = self._sync_locks.setdefault(repo_id, threading.Lock())
-        with lock:
+        with lock, _disk_errors(repo_id):
             index = self.keyword_index(repo_id)  # under the lock: drop() may replace it
             head = self.store.last_seq()
             if index.seq == 0 or index.seq > head:
@@ -436,6 +443,20 @@ class SearchService:
 
 def _memory_search_hit(hit: MemoryHit) -> SearchHit:
     return SearchHit(hit.key, None, hit.score, hit.reasons, hit.entry)
+
+
+@contextmanager
+def _disk_errors(repo_id: str) -> Iterator[None]:
+    """SQLite's "database or disk is full" as the store's own ``store.full``."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if "full" not in str(exc):
+            raise
+        raise StoreFullError(
+            f"the keyword index of {repo_id!r} cannot grow: {exc}",
+            hint="Free disk space; the index catches up with the next search.",
+        ) from exc
 
 
 def _combined_mode(code: str, memory: str) -> str:

@@ -308,3 +308,18 @@ def test_an_expired_session_id_used_again_starts_empty(tmp_path: Path, repo: Pat
         fresh = workspace.context(request).wire
         assert "app/config_loader.py" in {e["path"] for e in fresh["entries"]}
         assert workspace.context(request).wire["entries"] == []  # and it holds them now
+
+
+def test_a_keyword_index_that_cannot_grow_is_store_full(workspace, repo) -> None:
+    from repocontext.errors import StoreFullError
+
+    index = workspace.search.keyword_index("demo")
+    pages = index._db.execute("PRAGMA page_count").fetchone()[0]
+    index._db.execute(f"PRAGMA max_page_count = {pages}")  # as a full disk would refuse
+    (repo / "app/big.py").write_text(
+        "".join(f"def grow_{i}(x):\n    return x + {i}\n" for i in range(2000))
+    )
+    workspace.bootstrap(repo, background=False)
+    with pytest.raises(StoreFullError) as caught:
+        workspace.search.search("demo", "grow")
+    assert caught.value.code == "store.full"
