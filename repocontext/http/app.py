@@ -13,7 +13,8 @@ Routes:
   needs ``Authorization: Bearer <token>`` (401 otherwise) and is served by the MCP server of
   the token's grant; without one, every request is served under the local grant.
 
-The probes and ``/metrics`` need no token (orchestrators and scrapers call them). Each request
+The probes need no token (orchestrators call them); with a tokens file, ``/metrics`` and
+``/stats`` need any valid one (they name repositories and count every caller's calls). Each request
 gives one JSON access-log line (``repocontext.access``) without query strings or headers.
 """
 
@@ -26,7 +27,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, Final
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -105,8 +106,11 @@ def create_app(
     app = FastAPI(title="repocontext", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.add_api_route("/health/live", _live, methods=["GET"])
     app.add_api_route("/health/ready", _ready_route(workspace), methods=["GET"])
-    app.add_api_route("/stats", _stats_route(workspace), methods=["GET"])
-    app.add_api_route("/metrics", _metrics_route(telemetry), methods=["GET"])
+    # With a tokens file, what names repositories or counts every caller's calls needs one.
+    guarded = [] if tokens is None else [Depends(_token_required(tokens))]
+    app.add_api_route("/stats", _stats_route(workspace), methods=["GET"], dependencies=guarded)
+    app.add_api_route("/metrics", _metrics_route(telemetry), methods=["GET"], dependencies=guarded)
+    app.add_exception_handler(_Unauthorized, _refused)
     app.mount("/", _GrantRouter(apps, tokens))
     app.add_middleware(_AccessLog, telemetry=telemetry, enabled=access_log)
     return app
@@ -130,8 +134,11 @@ class _GrantRouter:
         self._local = next(iter(apps.values())) if tokens is None else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._local is not None or scope["type"] != "http":
-            await (self._local or next(iter(self._apps.values())))(scope, receive, send)
+        if self._local is not None:
+            await self._local(scope, receive, send)
+            return
+        if scope["type"] != "http":  # (a websocket upgrade: MCP here is HTTP only)
+            await send({"type": "websocket.close", "code": 1008})
             return
         assert self._tokens is not None
         token = _bearer(scope)
@@ -141,6 +148,27 @@ class _GrantRouter:
             return
         _access_info(scope)["grant"] = grant.name
         await self._apps[grant](scope, receive, send)
+
+
+class _Unauthorized(Exception):
+    """A route that needs a token got none, or a wrong one (``reason``)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _token_required(tokens: TokenBook) -> Callable[[Request], None]:
+    def check(request: Request) -> None:
+        token = _bearer(request.scope)
+        if not token or tokens.lookup(token) is None:
+            raise _Unauthorized("invalid_token" if token else "missing_token")
+
+    return check
+
+
+async def _refused(_: Request, exc: Exception) -> Response:
+    return _unauthorized_response(exc.reason if isinstance(exc, _Unauthorized) else "")
 
 
 def _bearer(scope: Scope) -> str:
@@ -153,7 +181,11 @@ def _bearer(scope: Scope) -> str:
 
 async def _unauthorized(scope: Scope, receive: Receive, send: Send) -> None:
     reason = "invalid_token" if _bearer(scope) else "missing_token"
-    response = JSONResponse(
+    await _unauthorized_response(reason)(scope, receive, send)
+
+
+def _unauthorized_response(reason: str) -> JSONResponse:
+    return JSONResponse(
         {
             "code": "auth.unauthorized",
             "message": "a valid bearer token is required"
@@ -165,7 +197,6 @@ async def _unauthorized(scope: Scope, receive: Receive, send: Send) -> None:
         status_code=401,
         headers={"WWW-Authenticate": f'Bearer realm="repocontext", error="{reason}"'},
     )
-    await response(scope, receive, send)
 
 
 def _access_info(scope: Scope) -> dict[str, Any]:

@@ -69,8 +69,17 @@ async def test_mcp_without_a_valid_token_gets_401_and_probes_stay_open(
         assert missing.json()["code"] == "auth.unauthorized"
         assert 'error="missing_token"' in missing.headers["www-authenticate"]
         assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
-        for path in ("/health/live", "/health/ready", "/metrics"):
+        for path in ("/health/live", "/health/ready"):
             assert (await http.get(path)).status_code == 200, path
+        # Metrics name repositories and stats count every caller: any valid token, not none.
+        for path in ("/metrics", "/stats"):
+            refused = await http.get(path)
+            assert refused.status_code == 401 and refused.json()["code"] == "auth.unauthorized"
+            assert (
+                await http.get(path, headers={"Authorization": "Bearer nope"})
+            ).status_code == 401
+            allowed = await http.get(path, headers={"Authorization": f"Bearer {READER}"})
+            assert allowed.status_code == 200, path
 
 
 async def test_a_reader_sees_no_write_tool_and_only_its_repositories(
@@ -188,7 +197,7 @@ async def test_metrics_count_tool_calls_by_outcome(server: tuple[str, Path, Path
         await client.call_tool("repocontext_outline", {"repoId": "beta", "path": "beta.py"})
         await client.call_tool("repocontext_not_a_tool", {})
     async with httpx2.AsyncClient(base_url=base) as http:
-        text = (await http.get("/metrics")).text
+        text = (await http.get("/metrics", headers={"Authorization": f"Bearer {READER}"})).text
     assert 'repocontext_tool_calls_total{outcome="ok",tool="repocontext_list_repos"}' in text
     assert 'repocontext_tool_calls_total{outcome="forbidden",tool="repocontext_outline"}' in text
     assert 'repocontext_tool_calls_total{outcome="error",tool="unknown"}' in text
