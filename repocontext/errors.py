@@ -62,6 +62,7 @@ __all__ = [
     "StoreReadOnlyError",
     "StoreUnavailableError",
     "ToolForbiddenError",
+    "UnauthorizedError",
     "UnknownTreeError",
     "UnsupportedLanguageError",
     "ValueTooLargeError",
@@ -185,6 +186,13 @@ class AuthError(RepoContextError):
     """Root of the authentication and grant failures."""
 
     code = "auth.error"
+
+
+class UnauthorizedError(AuthError):
+    """A server needs a bearer token the caller did not send (or sent a wrong one)."""
+
+    code = "auth.unauthorized"
+    default_hint = "Send 'Authorization: Bearer <token>' with a token of the server's tokens file."
 
 
 class AuthConfigError(AuthError):

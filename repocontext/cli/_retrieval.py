@@ -17,7 +17,7 @@ from repocontext.cli._index import (
     open_workspace,
     pick_repo,
 )
-from repocontext.errors import StoreUnavailableError
+from repocontext.errors import StoreUnavailableError, UnauthorizedError
 from repocontext.pack.bundle import ContextRequest, wire_json
 from repocontext.search.service import SearchResult
 
@@ -81,14 +81,30 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             str, typer.Option(help="Base URL of a running HTTP server.")
         ] = "http://127.0.0.1:8765",
         window: Annotated[float | None, typer.Option(help="Window in seconds.")] = None,
+        token: Annotated[
+            str | None,
+            typer.Option(
+                envvar="REPOCONTEXT_TOKEN", help="Bearer token (a server with a tokens file)."
+            ),
+        ] = None,
         as_json: JsonOption = False,
     ) -> None:
         """Token economics of the context bundles a running server sent (its /stats)."""
         with fail_cleanly():
-            query = f"?windowSeconds={window}" if window else ""
+            query = f"?windowSeconds={window}" if window is not None else ""
+            request = urllib.request.Request(f"{url.rstrip('/')}/stats{query}")
+            if token:
+                request.add_header("Authorization", f"Bearer {token}")
             try:
-                with urllib.request.urlopen(f"{url.rstrip('/')}/stats{query}", timeout=10) as reply:
+                with urllib.request.urlopen(request, timeout=10) as reply:
                     figures = json.loads(reply.read())
+            except urllib.error.HTTPError as exc:
+                if exc.code != 401:
+                    raise StoreUnavailableError(f"{url} answered {exc.code}") from exc
+                raise UnauthorizedError(
+                    f"{url} needs a bearer token for /stats",
+                    hint="Pass --token (or REPOCONTEXT_TOKEN) with a token of its tokens file.",
+                ) from exc
             except (urllib.error.URLError, OSError) as exc:
                 raise StoreUnavailableError(
                     f"no server answered at {url}: {exc}",

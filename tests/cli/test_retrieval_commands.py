@@ -98,3 +98,27 @@ def test_stats_reads_a_running_server(tmp_path):
         server.wait(10)
     refused = runner.invoke(app, ["stats", "--url", "http://127.0.0.1:9"])
     assert refused.exit_code != 0 and "no server answered" in refused.output
+
+
+def test_stats_of_a_server_with_a_tokens_file_needs_a_token(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    tokens = tmp_path / "tokens.json"
+    tokens.write_text(json.dumps({"tokens": [{"token": "t-reader", "role": "reader"}]}))
+    cli = str(Path(sys.executable).parent / "repocontext")
+    port = str(free_port())
+    server = subprocess.Popen(
+        [cli, "serve", "--transport", "http", "--port", port, "--data-dir", str(tmp_path / "d")]
+        + ["--repo", str(repo), "--reconcile", "off", "--auth-tokens", str(tokens)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_live(url, server)
+        refused = runner.invoke(app, ["stats", "--url", url])
+        assert refused.exit_code == 1 and "auth.unauthorized" in refused.output
+        figures = json.loads(invoke("stats", "--url", url, "--token", "t-reader", "--json"))
+        assert figures["calls"] == 0
+    finally:
+        server.terminate()
+        server.wait(10)
