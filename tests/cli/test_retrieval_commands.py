@@ -107,8 +107,11 @@ def test_stats_of_a_server_with_a_tokens_file_needs_a_token(tmp_path):
     cli = str(Path(sys.executable).parent / "repocontext")
     port = str(free_port())
     server = subprocess.Popen(
-        [cli, "serve", "--transport", "http", "--port", port, "--data-dir", str(tmp_path / "d")]
-        + ["--repo", str(repo), "--reconcile", "off", "--auth-tokens", str(tokens)],
+        [
+            *(cli, "serve", "--transport", "http", "--port", port),
+            *("--data-dir", str(tmp_path / "d"), "--repo", str(repo), "--reconcile", "off"),
+            *("--auth-tokens", str(tokens)),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
