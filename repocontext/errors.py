@@ -54,6 +54,7 @@ __all__ = [
     "PathError",
     "PathNotFoundError",
     "PathOutsideWorkspaceError",
+    "PortInUseError",
     "RepoConflictError",
     "RepoContextError",
     "RepoForbiddenError",
@@ -133,6 +134,12 @@ class RepoConflictError(RepoContextError):
 
     code = "repo.conflict"
     default_hint = "Pick another repoId, or remove the registered repository first."
+
+
+class PortInUseError(RepoContextError):
+    """The HTTP server cannot listen on its address (another process holds the port)."""
+
+    code = "server.port_in_use"
 
 
 class PathError(RepoContextError):

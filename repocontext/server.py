@@ -20,6 +20,7 @@ import anyio
 import uvicorn
 
 from repocontext.auth import Grant, TokenBook
+from repocontext.errors import PortInUseError
 from repocontext.http import ACCESS_LOGGER, LOCAL_HOSTS, create_app
 from repocontext.mcp import build_server
 from repocontext.mcp.grants import GrantedServer
@@ -118,21 +119,34 @@ def _run_http(
             f"warning: no auth tokens file; every client that reaches {settings.host} gets the "
             f"local grant ({settings.local_role}). Set --auth-tokens for a shared server."
         )
-    listener = _listener(settings.host) if settings.port == 0 else None
-    port = listener.getsockname()[1] if listener is not None else settings.port
+    listener = _listener(settings.host, settings.port)  # before the banner: it names the port
+    port = listener.getsockname()[1]
     notify(connect_banner(settings.host, port, authenticated=tokens is not None))
     config = uvicorn.Config(app, host=settings.host, port=port, log_level="info", access_log=False)
     # uvicorn re-raises the SIGINT it shut down on (uvicorn.run swallows it too)
     with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[listener] if listener is not None else None)
+        uvicorn.Server(config).run(sockets=[listener])
 
 
-def _listener(host: str) -> socket.socket:
-    """A socket bound to a free port of ``host`` (``--port 0``), so the banner names the port."""
+def _listener(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` (``0``: a free port) before anything is announced.
+
+    The banner then names a port that is really served, and a port in use fails at once.
+
+    Raises:
+        PortInUseError: Another process listens there, or the address cannot be bound.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, 0))
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise PortInUseError(
+            f"cannot listen on {host}:{port}: {exc.strerror}",
+            hint="Stop the process using it, or pick another --port (0: any free port).",
+        ) from exc
     return listener
 
 

@@ -33,3 +33,18 @@ def test_an_invalid_setting_from_the_environment_exits_2(tmp_path: Path) -> None
     result = runner.invoke(app, ["serve", "--data-dir", str(tmp_path)], env=env)
     assert result.exit_code == 2
     assert "error [input.invalid]" in result.stderr
+
+
+def test_a_port_in_use_fails_before_the_banner_with_exit_1(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = runner.invoke(
+            app, ["serve", "--transport", "http", "--port", port, "--data-dir", str(tmp_path)]
+        )
+    assert result.exit_code == 1
+    assert "error [server.port_in_use]" in result.output and "hint:" in result.output
+    assert "MCP endpoint" not in result.output
