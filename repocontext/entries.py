@@ -14,8 +14,8 @@ from typing import Any, Final, Literal
 
 from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.memory.service import memory_view
-from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value
-from repocontext.store.keys import ParsedKey, family_prefix, parse_key, repo_key, xref_key
+from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value, repo_record
+from repocontext.store.keys import ParsedKey, family_prefix, parse_key, xref_key
 
 __all__ = ["SCOPES", "EntryPage", "Scope", "recall", "scan"]
 
@@ -84,7 +84,7 @@ def scan(
         InvalidTokenError: The continuation token belongs to another scan.
     """
     tree, prefix = _scope(repo_id, scope, topic, path_prefix)
-    if tree != MEMORY and store.get(STRUCTURAL, repo_key(repo_id)) is None:
+    if tree != MEMORY and repo_record(store, repo_id) is None:
         raise NotFoundError(f"no repository {repo_id!r} is registered")
     page = store.scan(tree, prefix, limit=min(max(page_size, 1), 500), token=token)
     entries = [

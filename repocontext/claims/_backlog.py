@@ -15,13 +15,12 @@ from typing import Final
 
 from repocontext.errors import (
     FeedTrimmedError,
-    InvalidKeyError,
     NotFoundError,
 )
 from repocontext.memory.service import check_topic
-from repocontext.store import MEMORY, STRUCTURAL, Store
+from repocontext.store import MEMORY, Store, repo_record
 from repocontext.store.document import DocState
-from repocontext.store.keys import family_prefix, repo_key
+from repocontext.store.keys import family_prefix
 
 __all__ = ["Backlog"]
 
@@ -53,11 +52,7 @@ class Backlog:
             NotFoundError: The repository is not registered.
         """
         check_topic(topic)
-        try:
-            registered = self.store.get(STRUCTURAL, repo_key(repo_id)) is not None
-        except InvalidKeyError:  # "" or an id no key can hold: none is registered under it
-            registered = False
-        if not registered:
+        if repo_record(self.store, repo_id) is None:
             raise NotFoundError(
                 f"no repository {repo_id!r} is registered",
                 hint="Register it with repocontext_bootstrap or repocontext index.",

@@ -102,7 +102,9 @@ def detect_drift(
     """
     started = time.perf_counter()
     prefix = scope_prefix(root, scope)
-    result = walk(root, options, scope=[prefix] if prefix.endswith("/") or not prefix else None)
+    # A bare path is a file, or a directory deleted since: walk only those two scopes.
+    scopes = [prefix] if prefix.endswith("/") or not prefix else [prefix, prefix + "/"]
+    result = walk(root, options, scope=scopes)
     entries = [e for e in result.entries if scope_matches(e.path, prefix)]
     added: list[str] = []
     updated: list[str] = []

@@ -24,7 +24,6 @@ from typing import Any, Final
 from repocontext.errors import (
     IndexRunningError,
     InvalidInputError,
-    InvalidKeyError,
     NotFoundError,
     PathNotFoundError,
     PathOutsideWorkspaceError,
@@ -43,7 +42,7 @@ from repocontext.index.nodes import file_text
 from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import load_projections
 from repocontext.index.walk import WalkOptions, resolve_path
-from repocontext.store import STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value
+from repocontext.store import STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value, repo_record
 from repocontext.store.keys import file_key, repo_key, vec_key, xref_key
 from repocontext.tokens import DEFAULT_ENCODING
 
@@ -444,13 +443,10 @@ class IndexService:
         return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
-        try:
-            record = self.store.get(STRUCTURAL, repo_key(repo_id))
-        except InvalidKeyError:  # "" or an id no key can hold: none is registered under it
-            record = None
-        if record is None or not isinstance(record.value, dict):
+        repo = repo_record(self.store, repo_id)
+        if repo is None:
             raise NotFoundError(f"no repository {repo_id!r} is registered")
-        return dict(record.value)
+        return repo
 
     def _node(self, repo_id: str, path: str) -> dict[str, Any] | None:
         record = self.store.get(STRUCTURAL, file_key(repo_id, path))

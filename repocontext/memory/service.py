@@ -24,7 +24,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from repocontext.errors import InvalidInputError, InvalidKeyError, NotFoundError, RepoContextError
+from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
 from repocontext.memory.fence import CLAIM_FIELDS, check_write, claim_state, valid_token
 from repocontext.memory.ids import new_id
 from repocontext.memory.links import (
@@ -37,7 +37,7 @@ from repocontext.memory.links import (
     exists,
     parse_links,
 )
-from repocontext.store import MEMORY, STRUCTURAL, Record, Store, Value
+from repocontext.store import MEMORY, STRUCTURAL, Record, Store, Value, repo_record
 from repocontext.store.document import DocPatch, DocState
 from repocontext.store.keys import family_prefix, mem_key, parse_key, repo_key
 
@@ -401,16 +401,13 @@ class MemoryService:
             self._on_write(memory_repo_id(key))
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
-        try:
-            record = self.store.get(STRUCTURAL, repo_key(repo_id))
-        except InvalidKeyError:  # "" or an id no key can hold: none is registered under it
-            record = None
-        if record is None or not isinstance(record.value, dict):
+        repo = repo_record(self.store, repo_id)
+        if repo is None:
             raise NotFoundError(
                 f"no repository {repo_id!r} is registered",
                 hint="Register it with repocontext_bootstrap or repocontext index.",
             )
-        return dict(record.value)
+        return repo
 
 
 def memory_view(store: Store, key: str, record: Record | None) -> dict[str, Value]:

@@ -41,7 +41,7 @@ from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
 from repocontext.search.semantic import SemanticService, memory_key_of
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
-from repocontext.store import MEMORY, STRUCTURAL, XREF, Store
+from repocontext.store import MEMORY, STRUCTURAL, XREF, Store, repo_record
 from repocontext.store.keys import family_prefix, file_key, repo_key, xref_key
 
 __all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
@@ -432,13 +432,10 @@ class SearchService:
         return dataclasses.replace(hit, reasons=reasons)
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
-        try:
-            record = self.store.get(STRUCTURAL, repo_key(repo_id))
-        except InvalidKeyError:  # "" or an id no key can hold: none is registered under it
-            record = None
-        if record is None or not isinstance(record.value, dict):
+        repo = repo_record(self.store, repo_id)
+        if repo is None:
             raise NotFoundError(f"no repository {repo_id!r} is registered")
-        return dict(record.value)
+        return repo
 
 
 def _memory_search_hit(hit: MemoryHit) -> SearchHit:

@@ -18,6 +18,7 @@ from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock
 from repocontext.store.document import DocPatch, DocState
 from repocontext.store.records import Value
+from repocontext.store.repos import repo_record
 from repocontext.store.store import DEFAULT_MAX_VALUE_BYTES, Store
 from repocontext.store.sweeper import Sweeper
 from repocontext.store.trees import (
@@ -70,4 +71,5 @@ __all__ = [
     "WriteTxn",
     "export_archive",
     "import_archive",
+    "repo_record",
 ]
