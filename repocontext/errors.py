@@ -60,6 +60,7 @@ __all__ = [
     "RepoForbiddenError",
     "StoreError",
     "StoreFullError",
+    "StoreNotFoundError",
     "StoreReadOnlyError",
     "StoreUnavailableError",
     "ToolForbiddenError",
@@ -308,6 +309,16 @@ class StoreUnavailableError(StoreError):
 
     code = "store.unavailable"
     default_hint = "Check the data directory and that the store is open."
+
+
+class StoreNotFoundError(StoreError):
+    """A command that reads an existing store found none in the data directory."""
+
+    code = "store.not_found"
+    default_hint = (
+        "Pass the --data-dir (or REPOCONTEXT_DATA_DIR) the store was made with, or index a "
+        "repository first: repocontext index PATH."
+    )
 
 
 class ArchiveCorruptError(StoreError):

@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from repocontext.errors import InvalidInputError
+from repocontext.errors import InvalidInputError, StoreNotFoundError
 from repocontext.index.job import IndexProgress
 from repocontext.index.walk import WalkOptions, resolve_path
 from repocontext.settings import Settings
@@ -172,7 +172,18 @@ class _ProgressBar:
 
 @contextmanager
 def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspace]:
+    """Open the existing workspace of the command's settings.
+
+    Every command but ``index`` (and the archive's) needs a registered repository, so a data
+    directory without a store is refused: a mistyped ``--data-dir`` is an error, not an
+    empty answer and a stray store.
+
+    Raises:
+        StoreNotFoundError: No store in the data directory.
+    """
     settings: Settings = settings_for(data_dir=data_dir)
+    if not (settings.data_dir / "store" / "data.mdb").is_file():
+        raise StoreNotFoundError(f"no store in {settings.data_dir}")
     with Workspace.open(settings) as workspace:
         yield workspace
 

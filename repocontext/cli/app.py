@@ -76,6 +76,26 @@ DataDirOption = Annotated[
 ]
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from repocontext import __version__
+
+        typer.echo(f"repocontext {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Durable, conflict-free codebase memory for AI coding agents."""
+
+
 @contextmanager
 def _fail_cleanly() -> Iterator[None]:
     # The CLI's top level: a known failure becomes one line on stderr and exit code 1.

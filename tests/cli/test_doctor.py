@@ -65,3 +65,12 @@ def test_doctor_reads_the_data_dir_from_the_environment(tmp_path: Path) -> None:
     env = {"REPOCONTEXT_DATA_DIR": str(tmp_path / "env-data")}
     result = runner.invoke(app, ["doctor", "--json"], env=env)
     assert json.loads(result.stdout)["dataDir"] == str(tmp_path / "env-data")
+
+
+def test_version_flag_prints_the_installed_version() -> None:
+    from repocontext import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"repocontext {__version__}"
+    assert __version__ != "0+unknown"  # installed: the distribution's metadata answers

@@ -71,6 +71,15 @@ def test_text_output_is_readable(tmp_path):
 
 def test_errors_exit_non_zero_with_a_code_and_hint(tmp_path):
     data = str(tmp_path / "data")
+    for command in (["status"], ["outline", "a.py"], ["changed"], ["repos", "list"]):
+        # a mistyped --data-dir is an error, and leaves no stray store behind
+        result = runner.invoke(app, [*command, "--data-dir", data])
+        assert result.exit_code == 1, command
+        assert "error [store.not_found]" in result.output and "--data-dir" in result.output
+        assert not (tmp_path / "data").exists()
+    repo = make_repo(tmp_path / "calc")
+    invoke("index", str(repo), "--data-dir", data)
+    invoke("repos", "remove", "calc", "--data-dir", data)
     result = runner.invoke(app, ["status", "--data-dir", data])
     assert result.exit_code == 1
     assert "error [input.invalid]" in result.output and "hint:" in result.output

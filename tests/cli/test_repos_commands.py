@@ -50,7 +50,7 @@ def test_list_reset_and_remove_with_json(tmp_path: Path) -> None:
 def test_text_output_and_errors(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "calc")
     data = str(tmp_path / "data")
-    assert invoke("repos", "list", "--data-dir", data).strip() == "no repository is registered"
+    assert "store.not_found" in invoke("repos", "list", "--data-dir", data, code=1)
     invoke("index", str(repo), "--data-dir", data, "--json")
     assert "calc" in invoke("repos", "list", "--data-dir", data)
     assert "memory kept" in invoke("repos", "reset", "calc", "--data-dir", data)
@@ -58,3 +58,4 @@ def test_text_output_and_errors(tmp_path: Path) -> None:
     assert "removed" in invoke("repos", "remove", "calc", "--data-dir", data)
     text = invoke("repos", "remove", "calc", "--data-dir", data)
     assert text.strip() == "calc: not registered; nothing removed"
+    assert invoke("repos", "list", "--data-dir", data).strip() == "no repository is registered"
