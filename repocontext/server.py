@@ -25,6 +25,7 @@ from repocontext.http import ACCESS_LOGGER, LOCAL_HOSTS, create_app
 from repocontext.mcp import build_server
 from repocontext.mcp.grants import GrantedServer
 from repocontext.mcp.server import local_grant
+from repocontext.mcp.stdio import serve_stdio
 from repocontext.settings import Settings
 from repocontext.telemetry import Telemetry
 from repocontext.workspace import Workspace
@@ -36,7 +37,7 @@ _LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
 
 
 def run(settings: Settings, *, notify: Callable[[str], None]) -> None:
-    """Serve until the client disconnects (stdio) or the process is interrupted (http).
+    """Serve until the client disconnects (stdio) or the process gets SIGTERM or SIGINT.
 
     Args:
         settings: The process settings.
@@ -57,7 +58,7 @@ def run(settings: Settings, *, notify: Callable[[str], None]) -> None:
         if settings.transport == "http":
             _run_http(workspace, tokens, settings, notify)
         else:
-            anyio.run(build_server(workspace, settings).run_stdio_async)
+            anyio.run(serve_stdio, build_server(workspace, settings))
 
 
 def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
