@@ -242,6 +242,8 @@ class Workspace:
         Raises:
             ArchiveCorruptError: The archive to restore is damaged (nothing was written and
                 nothing was started).
+            StoreReadOnlyError: The archive directory cannot be written (the restore ran,
+                nothing was started).
         """
         if self._store.backend.read_only:
             return

@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -186,9 +187,15 @@ class MemoryArchiver:
             return self._export() if self._pending() else None
 
     def start(self) -> None:
-        """Export every ``interval_seconds`` in a daemon thread (no-op when running)."""
+        """Export every ``interval_seconds`` in a daemon thread (no-op when running).
+
+        Raises:
+            StoreReadOnlyError: The archive directory cannot be created or written: every
+                export would fail, so a server that was told to archive must not start.
+        """
         if self._thread is not None:
             return
+        self._check_writable()
         self._stopping.clear()
         self._thread = threading.Thread(target=self._loop, name="memory-archive", daemon=True)
         self._thread.start()
@@ -277,6 +284,19 @@ class MemoryArchiver:
             )
 
     # -- internals ---------------------------------------------------------------------
+
+    def _check_writable(self) -> None:
+        directory = self.path.parent
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=directory, prefix=".write-check-"):
+                pass
+        except OSError as exc:
+            raise StoreReadOnlyError(
+                f"the archive directory {directory} cannot be written: {exc.strerror}",
+                hint="Create it and give the server's user write access (uid 10001 in the "
+                "container), or unset --archive-dir (REPOCONTEXT_ARCHIVE_DIR).",
+            ) from exc
 
     def _loop(self) -> None:
         while not self._stopping.wait(self.interval_seconds):

@@ -6,12 +6,15 @@ runs with a tiny interval and the tests wait on its exports with bounded waits.
 """
 
 import logging
+import os
 import queue
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from repocontext.errors import ArchiveCorruptError, InvalidInputError
+from repocontext.errors import ArchiveCorruptError, InvalidInputError, StoreReadOnlyError
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, STRUCTURAL, ArchiveReport, Store, Value
@@ -333,3 +336,33 @@ def test_the_workspace_restores_at_start_and_exports_on_close(tmp_path: Path) ->
         view = workspace.memory.recall("repo/proj/mem/notes/n1")
         assert field(view, "title") == "kept"
     assert not (archive_dir / (ARCHIVE_NAME + ".prev")).exists()  # nothing new to export
+
+
+def test_an_archive_directory_that_cannot_be_written_stops_the_start(tmp_path: Path) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the archive directory should be\n")
+    settings = Settings(data_dir=tmp_path / "data", archive_dir=blocked / "archive")
+    with Workspace.open(settings) as workspace:
+        with pytest.raises(StoreReadOnlyError, match="cannot be written") as refused:
+            workspace.start_background()
+        assert "--archive-dir" in refused.value.hint
+        assert workspace.archiver is not None and not workspace.archiver.running
+    missing = tmp_path / "new" / "archive"  # a directory that does not exist yet is made
+    with Workspace.open(settings.model_copy(update={"archive_dir": missing})) as workspace:
+        workspace.start_background()
+        assert workspace.archiver is not None and workspace.archiver.running
+    assert missing.is_dir() and not list(missing.glob(".write-check-*"))
+
+
+def test_serve_refuses_an_archive_directory_it_may_not_write(tmp_path: Path) -> None:
+    archive = tmp_path / "archive"
+    archive.mkdir(mode=0o555)
+    command = [sys.executable, "-m", "repocontext", "serve", "--transport", "http"]
+    command += ["--port", "0", "--data-dir", str(tmp_path / "data")]
+    command += ["--archive-dir", str(archive), "--embedder", "off", "--reconcile", "off"]
+    if os.geteuid() == 0:  # root writes anywhere: drop the capabilities that let it
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert "error [store.read_only]" in run.stderr and "Permission denied" in run.stderr
+    assert "repocontext MCP endpoint" not in run.stderr  # it never served
