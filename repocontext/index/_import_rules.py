@@ -100,12 +100,13 @@ def _rust_use(path: str, ref: ImportRef, files: RepoFiles, language: str) -> lis
     if anchor is None:
         return []
     directory, rest = anchor
+    anchored = ref.spec.split("::", 1)[0].strip() in ("crate", "super")
     # `use a::{b::C, d}` arrives as spec `a` with names `b::C`, `d`: each extends the path.
     tails = [tail for tail in map(_rust_path, ref.names) if tail] or [[]]
     hits: list[Hit] = []
     for tail in tails:
-        found = _rust_longest(files, directory, [*rest, *tail])
-        if found is not None and found not in (hit[0] for hit in hits):
+        found = _rust_longest(files, directory, [*rest, *tail], anchored=anchored)
+        if found is not None and found != path and found not in (hit[0] for hit in hits):
             hits.append((found, f"rust use {ref.spec}", ()))
     return hits
 
@@ -116,14 +117,24 @@ def _rust_path(text: str) -> list[str]:
     return [s for s in segments if s not in ("", "*", "self")]
 
 
-def _rust_longest(files: RepoFiles, directory: str, wanted: list[str]) -> str | None:
-    """The file of the longest module prefix of ``wanted`` below ``directory``."""
+def _rust_longest(
+    files: RepoFiles, directory: str, wanted: list[str], *, anchored: bool = False
+) -> str | None:
+    """The file of the longest module prefix of ``wanted`` below ``directory``.
+
+    ``anchored`` (a path starting at ``crate`` or ``super``): with no prefix a file, the
+    item is in the module of ``directory`` itself (``use crate::Buf`` is in ``lib.rs``,
+    ``use super::Value`` in ``value/mod.rs``). A bare first segment is an external crate.
+    """
     for k in range(len(wanted), 0, -1):
         base = _join(directory, "/".join(wanted[:k]))
         found = _first(files, (base + ".rs", base + "/mod.rs"))
         if found is not None:
             return found
-    return None
+    if not anchored:
+        return None
+    own = (_join(directory, "lib.rs"), _join(directory, "main.rs"), _join(directory, "mod.rs"))
+    return _first(files, (directory + ".rs", *own) if directory else own)
 
 
 def _java(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
@@ -179,8 +190,13 @@ def _c_include(path: str, ref: ImportRef, files: RepoFiles, language: str) -> li
 
 def _ruby_require(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
     name = ref.spec if ref.spec.endswith(".rb") else ref.spec + ".rb"
-    lib_dirs = (_join(a, "lib") for a in (*_ancestors(_dir(path)), ""))
-    found = _first(files, (*(_join(d, name) for d in lib_dirs), name))
+    ancestors = (*_ancestors(_dir(path)), "")
+    # `lib` is on the load path; RSpec and `rake test` add `spec` and `test` (spec_helper).
+    load_path = [_join(a, "lib") for a in ancestors]
+    load_path += [_join(a, d) for a in ancestors for d in ("spec", "test")]
+    found = _first(files, (*(_join(d, name) for d in load_path[: len(ancestors)]), name))
+    if found is None:
+        found = _first(files, (_join(d, name) for d in load_path[len(ancestors) :]))
     return [] if found is None else [(found, f"ruby require {ref.spec}", ())]
 
 
@@ -293,10 +309,22 @@ def python_modules(paths: Iterable[str]) -> dict[str, str]:
 
 
 def _rust_children(path: str) -> str:
-    """Directory holding the child modules of the module a Rust file defines."""
+    """Directory holding the child modules of the module a Rust file defines.
+
+    A crate root keeps them beside it: ``lib.rs``, ``main.rs`` and ``mod.rs``, and the roots
+    of the other targets of a package (``build.rs``, ``tests/x.rs``, ``benches/x.rs``,
+    ``examples/x.rs``, ``src/bin/x.rs``), whose ``mod common;`` is ``tests/common/mod.rs``.
+    """
     directory = _dir(path)
     name = stem(path)
-    return directory if name in ("lib", "main", "mod") else _join(directory, name)
+    parts = directory.split("/") if directory else []
+    target_root = bool(parts) and (
+        (parts[-1] in ("tests", "benches", "examples") and "src" not in parts)
+        or parts[-2:] == ["src", "bin"]
+    )
+    if name in ("lib", "main", "mod", "build") or target_root:
+        return directory
+    return _join(directory, name)
 
 
 def _rust_anchor(path: str, segments: list[str]) -> tuple[str, list[str]] | None:

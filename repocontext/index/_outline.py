@@ -23,6 +23,7 @@ _METHOD_PARENTS = frozenset({"class", "struct", "interface", "trait", "impl", "e
 # Definitions that never enclose others; anything nested in them belongs to their parent.
 _LEAF_KINDS = frozenset({"type", "constant", "macro", "property", "variable", "field"})
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_DECLARATION_EXTENSIONS = frozenset({".ts", ".mts", ".cts"})
 
 
 @dataclass(slots=True)
@@ -69,6 +70,7 @@ def module_name(path: str) -> str:
 
     Returns:
         ``src/pkg/mod.py`` -> ``src.pkg.mod``; ``pkg/__init__.py`` -> ``pkg``;
+        ``src/types.d.ts`` -> ``src.types``;
         ``Rakefile`` -> ``Rakefile``; ``__init__.py`` at the root -> ``""``.
     """
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
@@ -77,6 +79,8 @@ def module_name(path: str) -> str:
     last = parts[-1]
     dot = last.rfind(".")
     if dot > 0:
+        if last[dot:] in _DECLARATION_EXTENSIONS and last[:dot].endswith(".d") and dot > 2:
+            dot -= 2  # `types.d.ts` declares the module `types`
         last = last[:dot]
     parts[-1] = last
     if last == "__init__":

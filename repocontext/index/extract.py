@@ -18,7 +18,12 @@ from typing import Any
 
 from repocontext.errors import RepoContextError
 from repocontext.index.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
-from repocontext.index.languages import is_config_path, is_test_path, language_for
+from repocontext.index.languages import (
+    content_language,
+    is_config_path,
+    is_test_path,
+    language_for,
+)
 from repocontext.index.model import FileOutline, pickled_by_fields
 from repocontext.index.parser import parse_outline
 from repocontext.index.walk import WalkEntry
@@ -94,6 +99,7 @@ def extract_file(
         return found(entry, blob, binary=True)
     if entry.oversized:
         return found(entry, blob)
+    language = content_language(path, data)  # (a C++ header: `.h` is both languages')
     try:
         text, undecodable = data.decode("utf-8"), False
     except UnicodeDecodeError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["LANGUAGES", "is_config_path", "is_test_path", "language_for"]
+__all__ = ["LANGUAGES", "content_language", "is_config_path", "is_test_path", "language_for"]
 
 LANGUAGES: tuple[str, ...] = (
     "python",
@@ -53,6 +53,7 @@ _BY_EXTENSION: dict[str, str] = {
     ".rb": "ruby",
     ".rake": "ruby",
     ".gemspec": "ruby",
+    ".ru": "ruby",
 }
 
 _BY_NAME: dict[str, str] = {
@@ -76,9 +77,10 @@ _TEST_NAME = re.compile(
         test_.+\.py | .+_test\.py | conftest\.py
       | .+_test\.go
       | .+\.(?:test|spec)\.(?:[cm]?[jt]sx?)
-      | .+Tests?\.(?:java|kt|cs)
-      | .+_(?:spec|test)\.rb
-      | test_.+\.(?:c|cc|cpp|rs) | .+_test\.(?:c|cc|cpp|rs)
+      | .+Tests?\.(?:java|kt|cs) | .+Specs?\.cs
+      | .+_(?:spec|test)\.rb | test_.+\.rb
+      | tests?\.(?:c|cc|cpp|cxx)
+      | test_.+\.(?:c|cc|cpp|cxx|rs) | .+[_-](?:test|unittest)\.(?:c|cc|cpp|cxx|rs)
     )$""",
     re.VERBOSE,
 )
@@ -140,6 +142,29 @@ _CONFIG_NAME = re.compile(
     )$""",
     re.VERBOSE,
 )
+
+
+# What only C++ says, at the start of a line (or `std::` anywhere): a `.h` file holding it is
+# parsed as C++. `extern "C"` inside `#ifdef __cplusplus` does not count: C headers have it.
+_CPP_SIGNS = re.compile(
+    rb"""^[ \t]*(?:
+        namespace[ \t]+\w | template[ \t]*< | using[ \t]+namespace\b
+      | class[ \t]+\w[^;(\n]*(?:\{|:[^:]) | (?:public|private|protected)[ \t]*:
+    ) | \bstd::""",
+    re.MULTILINE | re.VERBOSE,
+)
+
+
+def content_language(path: str, data: bytes) -> str | None:
+    """The language of a file from its path and bytes.
+
+    A ``.h`` file that reads as C++ is ``cpp`` (``.h`` is both languages' header); any other
+    file is what :func:`language_for` says.
+    """
+    language = language_for(path)
+    if language == "c" and path[-2:].lower() == ".h" and _CPP_SIGNS.search(data):
+        return "cpp"
+    return language
 
 
 def language_for(path: str) -> str | None:

@@ -9,7 +9,8 @@ and ``@package``. When two patterns capture one definition node, the later patte
 Besides the built-in ``#eq?`` and ``#match?``, a pattern may test
 ``(#directly-in? @capture type ...)``: the capture's nearest ancestor that is not a
 preprocessor conditional (``#if``, ``#ifdef``, ``#elif``, ``#else`` blocks are not scopes)
-has one of the types, so a C prototype in an include guard counts as file level. One
+or a C++ ``template <...>`` has one of the types, so a C prototype in an include guard
+counts as file level. One
 pass over the query's matches collects definitions, imports and the package; referenced names
 come from lexing the source (:mod:`repocontext.index._lexer`), which is several times cheaper
 than capturing every identifier node. Nesting is computed from the byte ranges of the
@@ -66,10 +67,20 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
 
 # Nodes that wrap a definition and belong to it (Python decorators, C++ templates).
 _WRAPPERS = frozenset({"decorated_definition", "template_declaration"})
-# Nodes that `#directly-in?` looks through: C and C++ preprocessor conditionals.
+# Nodes that `#directly-in?` looks through: C and C++ preprocessor conditionals, and the
+# `template <...>` of a C++ prototype.
 _CONDITIONALS = frozenset(
-    {"preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else"}
+    {
+        "preproc_if",
+        "preproc_ifdef",
+        "preproc_elif",
+        "preproc_elifdef",
+        "preproc_else",
+        "template_declaration",
+    }
 )
+# C# operators: their name is the operator (or the type converted to), after `operator`.
+_OPERATORS = frozenset({"operator_declaration", "conversion_operator_declaration"})
 _CAPTURE = re.compile(r"@([A-Za-z_][\w.]*)")
 _INHERITS = re.compile(r"^; inherits: (\w+)")
 
@@ -156,7 +167,10 @@ def _definition(
     node = captures[f"definition.{kind}"][0]
     names = captures["name"]
     name_node = names[0]
-    kind, name, segments = qualify(kind, _text(name_node))
+    written = _text(name_node)
+    if node.type in _OPERATORS:  # C# `operator +` and `implicit operator decimal`
+        written = f"operator {written}"
+    kind, name, segments = qualify(kind, written)
     scope = captures.get("scope")
     if scope:
         segments = (_text(scope[0]), *segments)
@@ -242,7 +256,7 @@ def _js_import(node: Node, spec: Node) -> list[ImportRef]:
     """
     names: list[str] = []
     for child in node.children if node.type in ("import_statement", "export_statement") else ():
-        if child.type == "*":
+        if child.type in ("*", "namespace_export"):  # `export *` and `export * as ns`
             names.append("*")
         elif child.type in ("import_clause", "export_clause"):
             names += _js_clause_names(child)

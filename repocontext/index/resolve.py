@@ -72,7 +72,8 @@ _NOT_DEFINITIONS: Final = frozenset({"impl"})
 _FAMILIES: Final = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 
 _TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing"})
-_JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
+_JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+_C_SOURCES: Final = (".c", ".cc", ".cpp", ".cxx")
 # (test file extension, prefix, suffix, covered extensions, same directory only)
 _NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = (
     (".py", "test_", "", (".py",), False),
@@ -87,8 +88,16 @@ _NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = 
     (".java", "", "Test", (".java",), False),
     (".cs", "", "Tests", (".cs",), False),
     (".cs", "", "Test", (".cs",), False),
+    (".cs", "", "Specs", (".cs",), False),
+    (".cs", "", "Spec", (".cs",), False),
     (".rb", "", "_spec", (".rb",), False),
     (".rb", "", "_test", (".rb",), False),
+    (".rb", "test_", "", (".rb",), False),
+    *(
+        (ext, prefix, suffix, _C_SOURCES, False)
+        for ext in _C_SOURCES
+        for prefix, suffix in (("test_", ""), ("", "_test"), ("", "-test"), ("", "_unittest"))
+    ),
 )
 
 
@@ -240,7 +249,10 @@ def reference_links(
 
     Only definitions in the same language family count (JavaScript with TypeScript, C with
     C++). A name defined in exactly one other file links to it; a name defined in several files
-    links to those of them the file imports. Names shorter than 3 characters, names in
+    links to those of them the file imports (in C and C++, with the source files of the
+    imported headers: ``sds.h`` declares what ``sds.c`` defines). A file that is not a test
+    never links to a test file (a test's helpers and mocks are not the code it names). Names
+    shorter than 3 characters, names in
     :data:`REFERENCE_STOPLIST` and names defined in more than :data:`MAX_DEFINING_FILES` files
     (of any language) are skipped.
 
@@ -256,6 +268,7 @@ def reference_links(
     """
     imported_set = frozenset(imported)
     family = _FAMILIES.get(outline.language, outline.language)
+    from_test = is_test_path(path)
     by_target: dict[str, list[str]] = defaultdict(list)
     # Set intersection (in C) first: most referenced names are defined nowhere in the repository.
     used = outline.references if references is None else references
@@ -265,9 +278,17 @@ def reference_links(
             continue
         if name.lower() in REFERENCE_STOPLIST:
             continue
-        others = [d for d in definers if d != path and _family_of(d) == family]
+        others = [
+            d
+            for d in definers
+            if d != path and _family_of(d) == family and (from_test or not is_test_path(d))
+        ]
         if len(others) > 1:
-            others = [d for d in others if d in imported_set]
+            kept = [d for d in others if d in imported_set]
+            if family == "c" and kept:  # the source file of an included header too
+                stems = {_c_stem(d) for d in kept}
+                kept += [d for d in others if d not in imported_set and _c_stem(d) in stems]
+            others = kept
         for target in others:
             by_target[target].append(name)
     return [
@@ -393,6 +414,11 @@ def dependents(links: Iterable[Link]) -> dict[str, list[Link]]:
 
 
 # --- covering tests by naming -----------------------------------------------------------------
+
+
+def _c_stem(path: str) -> str:
+    """``include/sds.h`` and ``src/sds.c`` -> ``sds``: a header and its source file."""
+    return posixpath.splitext(posixpath.basename(path))[0]
 
 
 @functools.lru_cache(maxsize=65536)

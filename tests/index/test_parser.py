@@ -7,9 +7,17 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import RepoContextError, UnsupportedLanguageError
-from repocontext.index.languages import LANGUAGES, is_config_path, is_test_path, language_for
+from repocontext.index.extract import extract_file
+from repocontext.index.languages import (
+    LANGUAGES,
+    content_language,
+    is_config_path,
+    is_test_path,
+    language_for,
+)
 from repocontext.index.model import FileOutline, ImportRef, Symbol
 from repocontext.index.parser import MAX_REFERENCES, module_name, parse_outline
+from repocontext.index.walk import WalkEntry
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "languages"
 
@@ -143,7 +151,9 @@ def test_python_package_init_names_the_package_and_dunder_main_keeps_its_name():
         ("src/pkg/mod.py", "src.pkg.mod"),
         ("./lib/util.ts", "lib.util"),
         ("lib\\win.c", "lib.win"),
-        ("types.d.ts", "types.d"),
+        ("types.d.ts", "types"),
+        ("src/api.d.mts", "src.api"),
+        ("a.d", "a"),
         ("Rakefile", "Rakefile"),
         (".eslintrc.js", ".eslintrc"),
         ("__init__.py", ""),
@@ -437,3 +447,53 @@ def test_cpp_prototypes_in_extern_c_namespaces_and_conditionals_are_outlined():
         ("function", "io.counter", 19, 19),
         ("function", "io.run", 20, 24),
     ]
+
+
+CPP_HEADER = b"""#pragma once
+#include <string>
+
+namespace fmt {
+template <typename T> class basic_view {
+ public:
+  explicit basic_view(const T* data) : data_(data) {}
+  const T* data() const { return data_; }
+
+ private:
+  const T* data_;
+};
+}  // namespace fmt
+"""
+C_HEADER = b"""#ifndef SDS_H
+#define SDS_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+typedef char *sds;
+sds sdsnew(const char *init);
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+
+def test_a_dot_h_header_that_reads_as_cpp_is_parsed_as_cpp(tmp_path):
+    assert content_language("include/fmt/base.h", CPP_HEADER) == "cpp"
+    assert content_language("src/sds.h", C_HEADER) == "c"  # extern "C" alone is C
+    assert content_language("src/sds.c", CPP_HEADER) == "c"  # only headers are sniffed
+    (tmp_path / "base.h").write_bytes(CPP_HEADER)
+    entry = WalkEntry("base.h", len(CPP_HEADER), 0, 0)
+    extracted = extract_file(str(tmp_path), entry)
+    assert extracted.language == "cpp" and extracted.outline is not None
+    (namespace,) = extracted.outline.symbols
+    assert [s.fq_name for s in namespace.children] == ["base.fmt.basic_view"]
+    assert [s.name for s in namespace.children[0].children] == ["basic_view", "data"]
+
+
+def test_test_file_names_of_c_ruby_and_csharp_conventions():
+    for path in ("test.c", "tests/test_sds.c", "test/format-test.cc", "base_unittest.cxx"):
+        assert is_test_path(path), path
+    for path in ("test/test_widget.rb", "test/Polly.Specs/PolicySpecs.cs", "x.test.mts"):
+        assert is_test_path(path), path
+    assert language_for("examples/stream.ru") == "ruby"
+    assert not is_test_path("src/contest.c") and not is_test_path("lib/testing.rb")

@@ -15,10 +15,12 @@ from repocontext.index.projection import PROJECTION_FORMAT, ProjectionState
 from repocontext.store.records import pack
 
 # PROJECTION_FORMAT -> digest of every record the outlines below project to (as they stood
-# when it was recorded: format 2 added ShapeTest.java and Use.java's wildcard import).
+# when it was recorded: format 2 added ShapeTest.java and Use.java's wildcard import; format 3
+# a test helper named like a referenced name, `use crate::Thing` and a header/source pair).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
+    3: "4eba479241fa5aebbf53845cd731c89f9ae2b6a2a4b2df5be06a06563d770e3d",
 }
 
 
@@ -55,7 +57,10 @@ OUTLINES = {
     ),
     "tests/test_util.py": FileOutline(
         "python",
-        symbols=(sym("function", "test_parse", "tests.test_util.test_parse", 3),),
+        symbols=(
+            sym("function", "test_parse", "tests.test_util.test_parse", 3),
+            sym("function", "split", "tests.test_util.split", 8),  # a test helper
+        ),
         imports=(ImportRef("pkg.util", "python", 1, names=("parse",)),),
         references=("parse",),
     ),
@@ -96,17 +101,24 @@ OUTLINES = {
     "java/test/com/x/ShapeTest.java": FileOutline(
         "java", imports=(ImportRef("com.x", "java", 3, names=("*",)),), package="com.x"
     ),
-    "src/lib.rs": FileOutline("rust", imports=(ImportRef("util", "rust_mod", 1),)),
+    "src/lib.rs": FileOutline(
+        "rust",
+        symbols=(sym("struct", "Thing", "src.lib.Thing", 3),),
+        imports=(ImportRef("util", "rust_mod", 1),),
+    ),
+    "src/other.rs": FileOutline("rust", imports=(ImportRef("crate::Thing", "rust_use", 1),)),
     "src/util.rs": FileOutline("rust", symbols=(sym("function", "tidy", "src.util.tidy", 1),)),
     "c/m.h": FileOutline("c", symbols=(sym("function", "area", "c.m.area", 1),)),
     "c/m.c": FileOutline(
         "c",
+        symbols=(sym("function", "area", "c.m.area", 4),),
         imports=(
             ImportRef("m.h", "c_include", 1),
             ImportRef("stdio.h", "c_include", 2, system=True),
         ),
         references=("area",),
     ),
+    "c/main.c": FileOutline("c", imports=(ImportRef("m.h", "c_include", 1),), references=("area",)),
     "README.md": None,
 }
 
@@ -127,7 +139,7 @@ def projected_digest() -> tuple[str, int]:
 
 def test_the_projection_records_of_this_format_are_the_recorded_ones():
     digest, count = projected_digest()
-    assert count == 45
+    assert count == 52
     assert RECORDED.get(PROJECTION_FORMAT) == digest, (
         "The projection records changed. Bump PROJECTION_FORMAT in "
         "repocontext/index/projection.py (stores stamped with the old format then rebuild "

@@ -259,6 +259,8 @@ RUST = RepoFiles.build(
         "src/net/mod.rs",
         "crates/tool/src/main.rs",
         "crates/tool/src/cli.rs",
+        "tests/integration.rs",
+        "tests/common/mod.rs",
     ]
 )
 
@@ -303,6 +305,23 @@ def test_rust_use_above_the_crate_root_or_of_a_glob_alone_makes_no_link() -> Non
     out = outline("rust", imp("super::super::a", "rust_use"), imp("super", "rust_use", "*"))
     assert resolved("src/lib.rs", out, RUST) == {}
     assert resolved("src/a/b.rs", outline("rust", imp("self::c", "rust_use")), RUST) == {}
+
+
+def test_rust_use_of_an_item_of_the_anchor_module_itself_links_its_file() -> None:
+    crate = resolved("src/foo.rs", outline("rust", imp("crate::Buf", "rust_use")), RUST)
+    sup = resolved("src/a/b.rs", outline("rust", imp("super::Value", "rust_use")), RUST)
+    # a bare first segment is another crate: no fallback to this crate's files
+    bare = resolved("src/foo.rs", outline("rust", imp("serde::Serialize", "rust_use")), RUST)
+    assert (crate, sup, bare) == (
+        {"src/lib.rs": "rust use crate::Buf"},
+        {"src/a.rs": "rust use super::Value"},
+        {},
+    )
+
+
+def test_rust_mod_of_an_integration_test_crate_is_beside_it() -> None:
+    out = outline("rust", imp("common", "rust_mod"))
+    assert list(resolved("tests/integration.rs", out, RUST)) == ["tests/common/mod.rs"]
 
 
 def test_rust_crate_root_is_the_nearest_src_directory() -> None:
@@ -464,7 +483,16 @@ def test_c_include_with_directories_matches_a_path_suffix() -> None:
 
 
 RUBY = RepoFiles.build(
-    ["lib/app/user.rb", "lib/app.rb", "spec/user_spec.rb", "spec/support/db.rb", "tasks.rb"]
+    [
+        "lib/app/user.rb",
+        "lib/app.rb",
+        "spec/user_spec.rb",
+        "spec/support/db.rb",
+        "spec/spec_helper.rb",
+        "tasks.rb",
+        "gems/extra/test/widget_test.rb",
+        "gems/extra/test/test_helper.rb",
+    ]
 )
 
 
@@ -489,6 +517,15 @@ def test_ruby_require_looks_in_lib_then_the_root() -> None:
         imp("json", "ruby_require"),
     )
     assert sorted(resolved("spec/user_spec.rb", out, RUBY)) == ["lib/app/user.rb", "tasks.rb"]
+
+
+def test_ruby_require_finds_helpers_on_the_spec_and_test_load_paths() -> None:
+    spec = resolved("spec/user_spec.rb", outline("ruby", imp("spec_helper", "ruby_require")), RUBY)
+    test = outline("ruby", imp("test_helper", "ruby_require"))
+    assert list(spec) == ["spec/spec_helper.rb"]
+    assert list(resolved("gems/extra/test/widget_test.rb", test, RUBY)) == [
+        "gems/extra/test/test_helper.rb"
+    ]
 
 
 # --- references ---------------------------------------------------------------------------------
@@ -535,6 +572,24 @@ def test_an_ambiguous_name_links_only_to_the_defining_files_it_imports() -> None
     assert reference_links("app.py", out, index, imported={"b.py"}) == [
         Link("app.py", "b.py", "reference", "references symbol render", ("render",))
     ]
+
+
+def test_a_file_that_is_not_a_test_never_links_to_a_test_files_names() -> None:
+    index = {"fake_fetch": frozenset({"tests/test_api.py"}), "fetch": frozenset({"api.py"})}
+    refs = ("fake_fetch", "fetch")
+    source = reference_links("client.py", outline("python", refs=refs), index)
+    test = reference_links("tests/test_client.py", outline("python", refs=refs), index)
+    assert [link.target for link in source] == ["api.py"]
+    assert [link.target for link in test] == ["api.py", "tests/test_api.py"]
+
+
+def test_c_references_through_a_header_also_reach_its_source_file() -> None:
+    index = {"sds_new": frozenset({"include/sds.h", "src/sds.c"})}
+    caller = outline("c", refs=("sds_new",))
+    via_header = reference_links("app.c", caller, index, imported=["include/sds.h"])
+    neither = reference_links("app.c", caller, index)
+    assert [link.target for link in via_header] == ["include/sds.h", "src/sds.c"]
+    assert neither == []
 
 
 def test_names_defined_in_too_many_files_make_no_reference_link() -> None:
@@ -615,6 +670,11 @@ def test_naming_conventions_cover_files_in_every_language() -> None:
         "src/test/java/com/acme/ParserTest.java": "src/main/java/com/acme/Parser.java",
         "Acme.Core.Tests/LexerTests.cs": "Acme.Core/Lexer.cs",
         "spec/models/user_spec.rb": "app/models/user.rb",
+        "test/test_widget.rb": "lib/widget.rb",
+        "test/Polly.Specs/PolicySpecs.cs": "src/Polly/Policy.cs",
+        "test/format-test.cc": "src/format.cc",
+        "tests/test_sds.c": "src/sds.c",
+        "web/src/client.test.mts": "web/src/client.mts",
     }
     covered = covering_tests([], [*pairs, *pairs.values()])
     found = {link.source: link.target for links in covered.values() for link in links}

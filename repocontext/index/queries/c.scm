@@ -17,6 +17,9 @@
   declarator: [
     (function_declarator declarator: (identifier) @name)
     (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))
+    (pointer_declarator
+      declarator: (pointer_declarator
+        declarator: (function_declarator declarator: (identifier) @name)))
   ]) @definition.function
   (#directly-in? @definition.function translation_unit declaration_list linkage_specification))
 
@@ -33,6 +36,9 @@
     (function_declarator
       declarator: (parenthesized_declarator
         (pointer_declarator declarator: (type_identifier) @name)))
+    (function_declarator declarator: (type_identifier) @name)
+    (function_declarator declarator: (parenthesized_declarator (type_identifier) @name))
+    (array_declarator declarator: (type_identifier) @name)
   ]) @definition.type @signature
 
 (preproc_def name: (identifier) @name) @definition.macro

@@ -25,6 +25,7 @@
     (reference_declarator
       (function_declarator
         declarator: [(identifier) (field_identifier) (qualified_identifier) (operator_name)] @name))
+    (function_declarator declarator: (template_function name: (identifier) @name))
   ]) @definition.function
 
 ((declaration

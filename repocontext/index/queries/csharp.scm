@@ -27,4 +27,15 @@
 
 (property_declaration name: (identifier) @name) @definition.property
 
+(indexer_declaration "this" @name) @definition.property
+
+(event_declaration name: (identifier) @name) @definition.property
+
+(event_field_declaration
+  (variable_declaration (variable_declarator name: (identifier) @name))) @definition.property
+
+(operator_declaration operator: _ @name) @definition.method
+
+(conversion_operator_declaration type: (_) @name) @definition.method
+
 (using_directive) @import.csharp

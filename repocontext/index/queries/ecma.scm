@@ -7,7 +7,8 @@
 
 (generator_function_declaration name: (identifier) @name) @definition.function
 
-(method_definition name: (_) @name) @definition.method
+; Methods of classes only: an object literal's methods and getters are not definitions.
+(class_body (method_definition name: (_) @name) @definition.method)
 
 ((program
   (lexical_declaration
@@ -28,6 +29,25 @@
   (variable_declarator
     name: (identifier) @name
     value: [(arrow_function) (function_expression) (generator_function)]) @definition.function)
+
+; A file-level const whose value wraps a function (`memo(() => ...)`, `forwardRef(function
+; X() {...})`, `debounce(() => ..., 100)`) is a function too.
+(program
+  (lexical_declaration
+    kind: "const"
+    (variable_declarator
+      name: (identifier) @name
+      value: (call_expression
+        arguments: (arguments . [(arrow_function) (function_expression)]))) @definition.function))
+
+(program
+  (export_statement
+    declaration: (lexical_declaration
+      kind: "const"
+      (variable_declarator
+        name: (identifier) @name
+        value: (call_expression
+          arguments: (arguments . [(arrow_function) (function_expression)]))) @definition.function)))
 
 (import_statement source: (string (string_fragment) @spec)) @import.js
 

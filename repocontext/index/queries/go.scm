@@ -24,7 +24,8 @@
 
 (type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
 
-(interface_type (method_elem name: (field_identifier) @name) @definition.method)
+; Methods of named interfaces only (not of `interface{ M() }` written inline).
+(type_spec type: (interface_type (method_elem name: (field_identifier) @name) @definition.method))
 
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 

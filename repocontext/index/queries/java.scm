@@ -12,7 +12,21 @@
 
 (enum_declaration name: (identifier) @name) @definition.enum
 
-(method_declaration name: (identifier) @name) @definition.method
+; Methods of declared types only: an anonymous class's or an enum constant's body is not one.
+(class_declaration body: (class_body (method_declaration name: (identifier) @name) @definition.method))
+
+(record_declaration body: (class_body (method_declaration name: (identifier) @name) @definition.method))
+
+(interface_declaration
+  body: (interface_body (method_declaration name: (identifier) @name) @definition.method))
+
+(enum_declaration
+  body: (enum_body (enum_body_declarations
+    (method_declaration name: (identifier) @name) @definition.method)))
+
+(annotation_type_declaration
+  body: (annotation_type_body
+    (annotation_type_element_declaration name: (identifier) @name) @definition.method))
 
 (constructor_declaration name: (identifier) @name) @definition.constructor
 

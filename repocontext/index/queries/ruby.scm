@@ -12,11 +12,11 @@
 ((call
   !receiver
   method: (identifier) @_method
-  arguments: (argument_list . (string (string_content) @spec))) @import.ruby_require
+  arguments: (argument_list . (string . (string_content) @spec .))) @import.ruby_require
   (#eq? @_method "require"))
 
 ((call
   !receiver
   method: (identifier) @_method
-  arguments: (argument_list . (string (string_content) @spec))) @import.ruby_require_relative
+  arguments: (argument_list . (string . (string_content) @spec .))) @import.ruby_require_relative
   (#eq? @_method "require_relative"))

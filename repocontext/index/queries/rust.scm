@@ -15,7 +15,10 @@
 
 (type_item name: (type_identifier) @name) @definition.type
 
-(const_item name: (identifier) @name) @definition.constant
+(associated_type name: (type_identifier) @name) @definition.type
+
+((const_item name: (identifier) @name) @definition.constant
+  (#not-eq? @name "_"))
 
 (static_item name: (identifier) @name) @definition.constant
 
@@ -23,13 +26,30 @@
 
 (macro_definition name: (identifier) @name) @definition.macro
 
-; An impl is named after the type it implements (`impl Display for Point` -> `Point`).
+; An impl is named after the type it implements (`impl Display for Point` -> `Point`;
+; `for &mut Point` -> `Point`); a type without a name is named as written (`f32`, `[u32]`).
 (impl_item
   type: [
     (type_identifier) @name
     (generic_type type: (type_identifier) @name)
     (scoped_type_identifier name: (type_identifier) @name)
     (generic_type type: (scoped_type_identifier name: (type_identifier) @name))
+    (primitive_type) @name
+    (array_type) @name
+    (tuple_type) @name
+    (dynamic_type) @name
+    (pointer_type) @name
+    (function_type) @name
+    (reference_type type: [
+      (type_identifier) @name
+      (generic_type type: (type_identifier) @name)
+      (scoped_type_identifier name: (type_identifier) @name)
+      (generic_type type: (scoped_type_identifier name: (type_identifier) @name))
+      (primitive_type) @name
+      (array_type) @name
+      (tuple_type) @name
+      (dynamic_type) @name
+    ])
   ]) @definition.impl
 
 (mod_item name: (identifier) @spec !body) @import.rust_mod

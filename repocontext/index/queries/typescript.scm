@@ -9,7 +9,9 @@
 
 (enum_declaration name: (_) @name) @definition.enum
 
-(internal_module name: (identifier) @name) @definition.namespace
+(internal_module name: [(identifier) (nested_identifier)] @name) @definition.namespace
+
+(module name: [(identifier) (nested_identifier)] @name) @definition.namespace
 
 (interface_body (method_signature name: (_) @name) @definition.method)
 
