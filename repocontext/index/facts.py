@@ -12,14 +12,14 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from repocontext.index.model import FileOutline, Symbol
-from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of, wire_symbols
+from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
 
-__all__ = ["NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts"]
+__all__ = ["LOCAL_SCOPES", "NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts"]
 
 Definitions = dict[str, tuple[Symbol, ...]]
 """Fully qualified name -> its definitions in one file (symbols without children)."""
@@ -38,6 +38,11 @@ class Facts:
 
 NO_FACTS: Final = Facts(FileOutline(language=""), (), (), (), ())
 
+LOCAL_SCOPES: Final = frozenset({"function", "method", "constructor"})
+"""Kinds whose nested definitions are local: in a function's body, not a file's names."""
+
+_Item = TypeVar("_Item")
+
 
 def file_facts(
     node: Mapping[str, Any] | None, parsed: FileOutline | None, *, definitions: bool = True
@@ -51,17 +56,17 @@ def file_facts(
     if parsed is not None:
         bare = dataclasses.replace(parsed, symbols=(), references=())
         symbols = list(_childless(iter_symbols(parsed.symbols)))
+        named = _named(parsed.symbols, _symbol_fields)
         refs: Iterable[str] = parsed.references
     else:
         bare_outline = outline_of(node, whole=False)  # (no symbol tree is built)
         if bare_outline is None:
             return None
         bare, refs = bare_outline, node.get("references") or ()
+        named = _named(node.get("symbols") or (), _wire_fields)
         if not definitions:
-            named = ((w["kind"], w["name"], w["fullyQualifiedName"]) for w in wire_symbols(node))
             return _facts_from(bare, named, refs), {}
         symbols = list(flat_symbols(node))
-    named = ((s.kind, s.name, s.fq_name) for s in symbols)
     return _facts_from(bare, named, refs), _grouped(symbols) if definitions else {}
 
 
@@ -84,21 +89,51 @@ def _childless(symbols: Iterable[Symbol]) -> Iterable[Symbol]:
         yield s
 
 
+def _symbol_fields(symbol: Symbol) -> tuple[str, str, str, tuple[Symbol, ...]]:
+    return symbol.kind, symbol.name, symbol.fq_name, symbol.children
+
+
+def _wire_fields(wire: Mapping[str, Any]) -> tuple[str, str, str, Iterable[Any]]:
+    return wire["kind"], wire["name"], wire["fullyQualifiedName"], wire.get("children") or ()
+
+
+def _named(
+    roots: Iterable[_Item], fields: Callable[[_Item], tuple[str, str, str, Iterable[_Item]]]
+) -> Iterator[tuple[str, str, str, bool]]:
+    """Each symbol's ``(kind, name, fully qualified name, local)``, depth first in order.
+
+    ``local``: inside a function's body (a name no other file can use).
+    """
+    pending = [(root, False) for root in reversed(list(roots))]
+    while pending:
+        item, local = pending.pop()
+        kind, name, fq, children = fields(item)
+        yield kind, name, fq, local
+        inner = local or kind in LOCAL_SCOPES
+        pending.extend((child, inner) for child in reversed(list(children)))
+
+
 def _facts_from(
-    bare: FileOutline, named: Iterable[tuple[str, str, str]], refs: Iterable[str]
+    bare: FileOutline, named: Iterable[tuple[str, str, str, bool]], refs: Iterable[str]
 ) -> Facts:
-    """Facts from each symbol's ``(kind, name, fully qualified name)``."""
+    """Facts from each symbol's ``(kind, name, fully qualified name, local)``.
+
+    A local symbol (a helper nested in a function) has a qualified name and a record, but
+    defines no name for other files' references.
+    """
     # Names are interned: they recur in every file, and the state keeps every file's facts.
     intern = sys.intern
     defines: set[str] = set()
     names: set[str] = set()
     qualified: dict[str, None] = {}
-    for kind, name, fq in named:
+    for kind, name, fq, local in named:
+        qualified[fq] = None
+        if local:
+            continue
         name = intern(name)
         names.add(name)
         if kind != "impl":
             defines.add(name)
-        qualified[fq] = None
     kept = tuple(sorted(defines))
     return Facts(
         outline=bare,

@@ -31,6 +31,7 @@ from repocontext.index._import_rules import (
     python_roots,
     stem,
 )
+from repocontext.index.facts import LOCAL_SCOPES
 from repocontext.index.languages import is_test_path, language_for
 from repocontext.index.model import FileOutline, Link
 
@@ -218,7 +219,10 @@ def resolve_imports(path: str, outline: FileOutline, files: RepoFiles) -> list[L
 
 
 def build_symbol_index(outlines: Mapping[str, FileOutline]) -> dict[str, frozenset[str]]:
-    """Map every defined name (top-level and nested) to the files defining it.
+    """Map every defined name (top-level and nested, not local) to the files defining it.
+
+    A definition nested in a function or method (:data:`~repocontext.index.facts.LOCAL_SCOPES`)
+    is local: no other file can name it, so it defines nothing here.
 
     Args:
         outlines: Path -> outline for every file of the repository.
@@ -231,7 +235,8 @@ def build_symbol_index(outlines: Mapping[str, FileOutline]) -> dict[str, frozens
         stack = list(outline.symbols)
         while stack:
             symbol = stack.pop()
-            stack.extend(symbol.children)
+            if symbol.kind not in LOCAL_SCOPES:  # a function's nested helpers are local
+                stack.extend(symbol.children)
             if symbol.kind not in _NOT_DEFINITIONS:
                 definers[symbol.name].add(path)
     return {name: frozenset(paths) for name, paths in definers.items()}

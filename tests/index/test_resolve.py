@@ -542,6 +542,19 @@ def test_symbol_index_holds_nested_names_and_skips_impl_blocks() -> None:
     }
 
 
+def test_a_functions_nested_helpers_are_local_and_define_no_name() -> None:
+    outlines = {
+        "app.py": FileOutline(
+            "python",
+            symbols=(
+                fn("main", fn("tokenize"), fn("Local", fn("run"), kind="class")),
+                fn("Store", fn("get", fn("cached")), kind="class"),
+            ),
+        )
+    }
+    assert sorted(build_symbol_index(outlines)) == ["Store", "get", "main"]
+
+
 def test_a_name_defined_in_exactly_one_other_file_makes_a_reference_link() -> None:
     index = {"tokenize": frozenset({"lex.py"}), "Lexer": frozenset({"lex.py", "app.py"})}
     links = reference_links("app.py", outline("python", refs=("Lexer", "tokenize")), index)
