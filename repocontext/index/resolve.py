@@ -255,7 +255,8 @@ def reference_links(
     Only definitions in the same language family count (JavaScript with TypeScript, C with
     C++). A name defined in exactly one other file links to it; a name defined in several files
     links to those of them the file imports (in C and C++, with the source files of the
-    imported headers: ``sds.h`` declares what ``sds.c`` defines). A file that is not a test
+    imported headers: ``sds.h`` declares what ``sds.c`` defines). A Go file reaches only the
+    files of its own package (directory) and of the packages it imports. A file that is not a test
     never links to a test file (a test's helpers and mocks are not the code it names). Names
     shorter than 3 characters, names in
     :data:`REFERENCE_STOPLIST` and names defined in more than :data:`MAX_DEFINING_FILES` files
@@ -274,6 +275,7 @@ def reference_links(
     imported_set = frozenset(imported)
     family = _FAMILIES.get(outline.language, outline.language)
     from_test = is_test_path(path)
+    directory = _dir(path)
     by_target: dict[str, list[str]] = defaultdict(list)
     # Set intersection (in C) first: most referenced names are defined nowhere in the repository.
     used = outline.references if references is None else references
@@ -288,6 +290,8 @@ def reference_links(
             for d in definers
             if d != path and _family_of(d) == family and (from_test or not is_test_path(d))
         ]
+        if family == "go":  # a Go name is visible in its package, else only through an import
+            others = [d for d in others if d in imported_set or _dir(d) == directory]
         if len(others) > 1:
             kept = [d for d in others if d in imported_set]
             if family == "c" and kept:  # the source file of an included header too
@@ -419,6 +423,10 @@ def dependents(links: Iterable[Link]) -> dict[str, list[Link]]:
 
 
 # --- covering tests by naming -----------------------------------------------------------------
+
+
+def _dir(path: str) -> str:
+    return path.rpartition("/")[0]
 
 
 def _c_stem(path: str) -> str:

@@ -596,6 +596,16 @@ def test_a_file_that_is_not_a_test_never_links_to_a_test_files_names() -> None:
     assert [link.target for link in test] == ["api.py", "tests/test_api.py"]
 
 
+def test_go_references_reach_only_the_own_and_imported_packages() -> None:
+    index = {"Render": frozenset({"view/render.go"}), "timer": frozenset({"mock/timer.go"})}
+    refs = outline("go", refs=("Render", "timer"))
+    assert reference_links("assert/a.go", refs, index) == []
+    imported = reference_links("assert/a.go", refs, index, imported=["view/render.go"])
+    same_package = reference_links("mock/mock.go", refs, index)
+    assert [link.target for link in imported] == ["view/render.go"]
+    assert [link.target for link in same_package] == ["mock/timer.go"]
+
+
 def test_c_references_through_a_header_also_reach_its_source_file() -> None:
     index = {"sds_new": frozenset({"include/sds.h", "src/sds.c"})}
     caller = outline("c", refs=("sds_new",))
