@@ -100,7 +100,10 @@ def _rust_use(path: str, ref: ImportRef, files: RepoFiles, language: str) -> lis
     if anchor is None:
         return []
     directory, rest = anchor
-    anchored = ref.spec.split("::", 1)[0].strip() in ("crate", "super")
+    first = ref.spec.split("::", 1)[0].strip()
+    anchored = first in ("crate", "super")
+    if not anchored and first != "self" and _rust_target_root(path):
+        return []  # `use bytes::Buf` in tests/x.rs is the crate under test (its mods link)
     # `use a::{b::C, d}` arrives as spec `a` with names `b::C`, `d`: each extends the path.
     tails = [tail for tail in map(_rust_path, ref.names) if tail] or [[]]
     hits: list[Hit] = []
@@ -316,15 +319,18 @@ def _rust_children(path: str) -> str:
     ``examples/x.rs``, ``src/bin/x.rs``), whose ``mod common;`` is ``tests/common/mod.rs``.
     """
     directory = _dir(path)
-    name = stem(path)
-    parts = directory.split("/") if directory else []
-    target_root = bool(parts) and (
+    if stem(path) in ("lib", "main", "mod", "build") or _rust_target_root(path):
+        return directory
+    return _join(directory, stem(path))
+
+
+def _rust_target_root(path: str) -> bool:
+    """The root file of a test, bench, example or binary target of a Cargo package."""
+    parts = path.split("/")[:-1]
+    return bool(parts) and (
         (parts[-1] in ("tests", "benches", "examples") and "src" not in parts)
         or parts[-2:] == ["src", "bin"]
     )
-    if name in ("lib", "main", "mod", "build") or target_root:
-        return directory
-    return _join(directory, name)
 
 
 def _rust_anchor(path: str, segments: list[str]) -> tuple[str, list[str]] | None:

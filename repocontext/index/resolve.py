@@ -66,6 +66,12 @@ REFERENCE_STOPLIST: Final = frozenset((
     "new", "run", "init", "main", "test", "error", "log", "console", "string", "object",
     "result", "args", "kwargs", "index", "size", "count", "path", "file", "open", "close",
     "read", "write", "push", "append", "format",
+    # methods of standard interfaces every type implements (Rust traits, JS/Java/C# objects)
+    "next", "size_hint", "hash", "peek", "fmt", "clone", "eq", "cmp", "partial_cmp", "drop",
+    "deref", "deref_mut", "from", "into", "try_from", "try_into", "as_ref", "as_mut",
+    "default", "index_mut", "borrow", "borrow_mut", "poll", "call", "to_string", "then",
+    "catch", "create", "message", "equals", "hashcode", "tostring", "compareto", "iterator",
+    "length",
 ))
 # fmt: on
 _NOT_DEFINITIONS: Final = frozenset({"impl"})
@@ -73,6 +79,7 @@ _NOT_DEFINITIONS: Final = frozenset({"impl"})
 _FAMILIES: Final = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 
 _TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing"})
+_EXAMPLE_DIRS: Final = frozenset({"examples", "example", "demo", "demos", "samples", "sample"})
 _JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_SOURCES: Final = (".c", ".cc", ".cpp", ".cxx")
 # (test file extension, prefix, suffix, covered extensions, same directory only)
@@ -256,8 +263,9 @@ def reference_links(
     C++). A name defined in exactly one other file links to it; a name defined in several files
     links to those of them the file imports (in C and C++, with the source files of the
     imported headers: ``sds.h`` declares what ``sds.c`` defines). A Go file reaches only the
-    files of its own package (directory) and of the packages it imports. A file that is not a test
-    never links to a test file (a test's helpers and mocks are not the code it names). Names
+    files of its own package (directory) and of the packages it imports. A file that is not a
+    test never links to a test file, nor one outside ``examples/`` (``demo/``, ``samples/``)
+    to a file in one: a test's mocks and a demo's handlers are not the code a library names. Names
     shorter than 3 characters, names in
     :data:`REFERENCE_STOPLIST` and names defined in more than :data:`MAX_DEFINING_FILES` files
     (of any language) are skipped.
@@ -275,6 +283,7 @@ def reference_links(
     imported_set = frozenset(imported)
     family = _FAMILIES.get(outline.language, outline.language)
     from_test = is_test_path(path)
+    from_example = _is_example(path)
     directory = _dir(path)
     by_target: dict[str, list[str]] = defaultdict(list)
     # Set intersection (in C) first: most referenced names are defined nowhere in the repository.
@@ -288,7 +297,10 @@ def reference_links(
         others = [
             d
             for d in definers
-            if d != path and _family_of(d) == family and (from_test or not is_test_path(d))
+            if d != path
+            and _family_of(d) == family
+            and (from_test or not is_test_path(d))
+            and (from_example or not _is_example(d))
         ]
         if family == "go":  # a Go name is visible in its package, else only through an import
             others = [d for d in others if d in imported_set or _dir(d) == directory]
@@ -423,6 +435,12 @@ def dependents(links: Iterable[Link]) -> dict[str, list[Link]]:
 
 
 # --- covering tests by naming -----------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=65536)
+def _is_example(path: str) -> bool:
+    """Under an ``examples``, ``example``, ``demo`` or ``samples`` directory."""
+    return not _EXAMPLE_DIRS.isdisjoint(path.lower().split("/")[:-1])
 
 
 def _dir(path: str) -> str:

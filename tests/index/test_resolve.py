@@ -261,6 +261,7 @@ RUST = RepoFiles.build(
         "crates/tool/src/cli.rs",
         "tests/integration.rs",
         "tests/common/mod.rs",
+        "tests/integration/x.rs",
     ]
 )
 
@@ -320,7 +321,8 @@ def test_rust_use_of_an_item_of_the_anchor_module_itself_links_its_file() -> Non
 
 
 def test_rust_mod_of_an_integration_test_crate_is_beside_it() -> None:
-    out = outline("rust", imp("common", "rust_mod"))
+    out = outline("rust", imp("common", "rust_mod"), imp("integration::x", "rust_use"))
+    # `use integration::x` in a test crate names the crate under test, not tests/*.rs
     assert list(resolved("tests/integration.rs", out, RUST)) == ["tests/common/mod.rs"]
 
 
@@ -594,6 +596,14 @@ def test_a_file_that_is_not_a_test_never_links_to_a_test_files_names() -> None:
     test = reference_links("tests/test_client.py", outline("python", refs=refs), index)
     assert [link.target for link in source] == ["api.py"]
     assert [link.target for link in test] == ["api.py", "tests/test_api.py"]
+
+
+def test_library_files_never_link_to_names_defined_in_examples() -> None:
+    index = {"handleUser": frozenset({"examples/mvc/index.js"})}
+    refs = outline("javascript", refs=("handleUser",))
+    assert reference_links("lib/response.js", refs, index) == []
+    demo = reference_links("examples/mvc/app.js", refs, index)
+    assert [link.target for link in demo] == ["examples/mvc/index.js"]
 
 
 def test_go_references_reach_only_the_own_and_imported_packages() -> None:

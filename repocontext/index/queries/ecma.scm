@@ -30,24 +30,29 @@
     name: (identifier) @name
     value: [(arrow_function) (function_expression) (generator_function)]) @definition.function)
 
-; A file-level const whose value wraps a function (`memo(() => ...)`, `forwardRef(function
-; X() {...})`, `debounce(() => ..., 100)`) is a function too.
-(program
+; A file-level const whose value is a function passed through a well-known wrapper
+; (`memo(() => ...)`, `React.forwardRef(function X() {...})`, `debounce(() => ..., 100)`) is
+; a function too; other calls taking a function (`rows.map(...)`) make data, not functions.
+((program
   (lexical_declaration
     kind: "const"
     (variable_declarator
       name: (identifier) @name
       value: (call_expression
+        function: (_) @_wrapper
         arguments: (arguments . [(arrow_function) (function_expression)]))) @definition.function))
+  (#match? @_wrapper "^(React[.])?(memo|forwardRef|lazy)$|^(observer|debounce|throttle|once|memoize)$"))
 
-(program
+((program
   (export_statement
     declaration: (lexical_declaration
       kind: "const"
       (variable_declarator
         name: (identifier) @name
         value: (call_expression
+          function: (_) @_wrapper
           arguments: (arguments . [(arrow_function) (function_expression)]))) @definition.function)))
+  (#match? @_wrapper "^(React[.])?(memo|forwardRef|lazy)$|^(observer|debounce|throttle|once|memoize)$"))
 
 (import_statement source: (string (string_fragment) @spec)) @import.js
 

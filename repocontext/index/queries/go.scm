@@ -24,8 +24,12 @@
 
 (type_spec name: (type_identifier) @name type: (interface_type)) @definition.interface
 
+(type_alias name: (type_identifier) @name type: (interface_type)) @definition.interface
+
 ; Methods of named interfaces only (not of `interface{ M() }` written inline).
 (type_spec type: (interface_type (method_elem name: (field_identifier) @name) @definition.method))
+
+(type_alias type: (interface_type (method_elem name: (field_identifier) @name) @definition.method))
 
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 
