@@ -19,7 +19,7 @@ from typing import Any, Final, TypeVar
 from repocontext.index.model import FileOutline, Symbol
 from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
 
-__all__ = ["LOCAL_SCOPES", "NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts"]
+__all__ = ["NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts", "local_scopes"]
 
 Definitions = dict[str, tuple[Symbol, ...]]
 """Fully qualified name -> its definitions in one file (symbols without children)."""
@@ -38,8 +38,19 @@ class Facts:
 
 NO_FACTS: Final = Facts(FileOutline(language=""), (), (), (), ())
 
-LOCAL_SCOPES: Final = frozenset({"function", "method", "constructor"})
-"""Kinds whose nested definitions are local: in a function's body, not a file's names."""
+_LOCAL_SCOPES: Final = frozenset({"function", "method", "constructor"})
+# C has no nested functions, and a C++ function "holding" definitions is nearly always a
+# macro that broke the parse (`FMT_CONSTEXPR auto f() ->`): its contents are not local.
+_NO_LOCALS: Final = frozenset({"c", "cpp"})
+
+
+def local_scopes(language: str | None) -> frozenset[str]:
+    """Kinds whose nested definitions are local in ``language`` (none in C and C++).
+
+    A local definition is in a function's body: not a name other files can use.
+    """
+    return frozenset() if language in _NO_LOCALS else _LOCAL_SCOPES
+
 
 _Item = TypeVar("_Item")
 
@@ -56,14 +67,14 @@ def file_facts(
     if parsed is not None:
         bare = dataclasses.replace(parsed, symbols=(), references=())
         symbols = list(_childless(iter_symbols(parsed.symbols)))
-        named = _named(parsed.symbols, _symbol_fields)
+        named = _named(parsed.symbols, _symbol_fields, local_scopes(parsed.language))
         refs: Iterable[str] = parsed.references
     else:
         bare_outline = outline_of(node, whole=False)  # (no symbol tree is built)
         if bare_outline is None:
             return None
         bare, refs = bare_outline, node.get("references") or ()
-        named = _named(node.get("symbols") or (), _wire_fields)
+        named = _named(node.get("symbols") or (), _wire_fields, local_scopes(bare.language))
         if not definitions:
             return _facts_from(bare, named, refs), {}
         symbols = list(flat_symbols(node))
@@ -98,7 +109,9 @@ def _wire_fields(wire: Mapping[str, Any]) -> tuple[str, str, str, Iterable[Any]]
 
 
 def _named(
-    roots: Iterable[_Item], fields: Callable[[_Item], tuple[str, str, str, Iterable[_Item]]]
+    roots: Iterable[_Item],
+    fields: Callable[[_Item], tuple[str, str, str, Iterable[_Item]]],
+    scopes: frozenset[str],
 ) -> Iterator[tuple[str, str, str, bool]]:
     """Each symbol's ``(kind, name, fully qualified name, local)``, depth first in order.
 
@@ -109,7 +122,7 @@ def _named(
         item, local = pending.pop()
         kind, name, fq, children = fields(item)
         yield kind, name, fq, local
-        inner = local or kind in LOCAL_SCOPES
+        inner = local or kind in scopes
         pending.extend((child, inner) for child in reversed(list(children)))
 
 

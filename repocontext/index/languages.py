@@ -78,7 +78,7 @@ _TEST_NAME = re.compile(
       | .+_test\.go
       | .+\.(?:test|spec)\.(?:[cm]?[jt]sx?)
       | .+Tests?\.(?:java|kt|cs) | .+Specs?\.cs
-      | .+_(?:spec|test)\.rb | test_.+\.rb
+      | .+_(?:spec|test)\.rb
       | tests?\.(?:c|cc|cpp|cxx)
       | test_.+\.(?:c|cc|cpp|cxx|rs) | .+[_-](?:test|unittest)\.(?:c|cc|cpp|cxx|rs)
     )$""",
@@ -144,13 +144,14 @@ _CONFIG_NAME = re.compile(
 )
 
 
-# What only C++ says, at the start of a line (or `std::` anywhere): a `.h` file holding it is
-# parsed as C++. `extern "C"` inside `#ifdef __cplusplus` does not count: C headers have it.
+# What only C++ says, at the start of a line (or `std::` on a line that is no comment): a
+# `.h` file holding it is parsed as C++. `extern "C"` inside `#ifdef __cplusplus` does not
+# count: C headers have it.
 _CPP_SIGNS = re.compile(
     rb"""^[ \t]*(?:
         namespace[ \t]+\w | template[ \t]*< | using[ \t]+namespace\b
       | class[ \t]+\w[^;(\n]*(?:\{|:[^:]) | (?:public|private|protected)[ \t]*:
-    ) | \bstd::""",
+    ) | ^[^/*\n]*\bstd::""",
     re.MULTILINE | re.VERBOSE,
 )
 

@@ -31,7 +31,7 @@ from repocontext.index._import_rules import (
     python_roots,
     stem,
 )
-from repocontext.index.facts import LOCAL_SCOPES
+from repocontext.index.facts import local_scopes
 from repocontext.index.languages import is_test_path, language_for
 from repocontext.index.model import FileOutline, Link
 
@@ -71,7 +71,7 @@ REFERENCE_STOPLIST: Final = frozenset((
     "deref", "deref_mut", "from", "into", "try_from", "try_into", "as_ref", "as_mut",
     "default", "index_mut", "borrow", "borrow_mut", "poll", "call", "to_string", "then",
     "catch", "create", "message", "equals", "hashcode", "tostring", "compareto", "iterator",
-    "length",
+    "length", "std",
 ))
 # fmt: on
 _NOT_DEFINITIONS: Final = frozenset({"impl"})
@@ -228,8 +228,9 @@ def resolve_imports(path: str, outline: FileOutline, files: RepoFiles) -> list[L
 def build_symbol_index(outlines: Mapping[str, FileOutline]) -> dict[str, frozenset[str]]:
     """Map every defined name (top-level and nested, not local) to the files defining it.
 
-    A definition nested in a function or method (:data:`~repocontext.index.facts.LOCAL_SCOPES`)
-    is local: no other file can name it, so it defines nothing here.
+    A definition nested in a function or method is local (see
+    :func:`~repocontext.index.facts.local_scopes`): no other file can name it, so it defines
+    nothing here.
 
     Args:
         outlines: Path -> outline for every file of the repository.
@@ -240,9 +241,10 @@ def build_symbol_index(outlines: Mapping[str, FileOutline]) -> dict[str, frozens
     definers: dict[str, set[str]] = defaultdict(set)
     for path, outline in outlines.items():
         stack = list(outline.symbols)
+        scopes = local_scopes(outline.language)
         while stack:
             symbol = stack.pop()
-            if symbol.kind not in LOCAL_SCOPES:  # a function's nested helpers are local
+            if symbol.kind not in scopes:  # a function's nested helpers are local
                 stack.extend(symbol.children)
             if symbol.kind not in _NOT_DEFINITIONS:
                 definers[symbol.name].add(path)
@@ -294,22 +296,19 @@ def reference_links(
             continue
         if name.lower() in REFERENCE_STOPLIST:
             continue
-        others = [
-            d
-            for d in definers
-            if d != path
-            and _family_of(d) == family
-            and (from_test or not is_test_path(d))
-            and (from_example or not _is_example(d))
-        ]
+        others = [d for d in definers if d != path and _family_of(d) == family]
         if family == "go":  # a Go name is visible in its package, else only through an import
             others = [d for d in others if d in imported_set or _dir(d) == directory]
-        if len(others) > 1:
+        if len(others) > 1:  # (a test's or a demo's definition makes a name ambiguous too)
             kept = [d for d in others if d in imported_set]
             if family == "c" and kept:  # the source file of an included header too
                 stems = {_c_stem(d) for d in kept}
                 kept += [d for d in others if d not in imported_set and _c_stem(d) in stems]
             others = kept
+        if not from_test:
+            others = [d for d in others if not is_test_path(d)]
+        if not from_example:
+            others = [d for d in others if not _is_example(d)]
         for target in others:
             by_target[target].append(name)
     return [

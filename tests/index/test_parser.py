@@ -481,6 +481,8 @@ def test_a_dot_h_header_that_reads_as_cpp_is_parsed_as_cpp(tmp_path):
     assert content_language("include/fmt/base.h", CPP_HEADER) == "cpp"
     assert content_language("src/sds.h", C_HEADER) == "c"  # extern "C" alone is C
     assert content_language("src/sds.c", CPP_HEADER) == "c"  # only headers are sniffed
+    commented = b"/* like std::from_chars */\n// std::string\n * see std::vector\nint f(void);\n"
+    assert content_language("ffc.h", commented) == "c"  # `std::` in comments only
     (tmp_path / "base.h").write_bytes(CPP_HEADER)
     entry = WalkEntry("base.h", len(CPP_HEADER), 0, 0)
     extracted = extract_file(str(tmp_path), entry)
@@ -497,3 +499,4 @@ def test_test_file_names_of_c_ruby_and_csharp_conventions():
         assert is_test_path(path), path
     assert language_for("examples/stream.ru") == "ruby"
     assert not is_test_path("src/contest.c") and not is_test_path("lib/testing.rb")
+    assert not is_test_path("lib/sinatra/test_helpers.rb")  # library code, outside test/

@@ -555,6 +555,10 @@ def test_a_functions_nested_helpers_are_local_and_define_no_name() -> None:
         )
     }
     assert sorted(build_symbol_index(outlines)) == ["Store", "get", "main"]
+    # C and C++ have no local definitions: a "function" holding a class is a macro that
+    # broke the parse (`FMT_CONSTEXPR auto f() ->`), and the class is still the file's
+    broken = {"fmt.h": FileOutline("cpp", symbols=(fn("get", fn("buffer", kind="class")),))}
+    assert sorted(build_symbol_index(broken)) == ["buffer", "get"]
 
 
 def test_a_name_defined_in_exactly_one_other_file_makes_a_reference_link() -> None:
@@ -596,6 +600,11 @@ def test_a_file_that_is_not_a_test_never_links_to_a_test_files_names() -> None:
     test = reference_links("tests/test_client.py", outline("python", refs=refs), index)
     assert [link.target for link in source] == ["api.py"]
     assert [link.target for link in test] == ["api.py", "tests/test_api.py"]
+    # a test's definition still makes a name ambiguous: `getName` of a fake is no reason to
+    # link every caller of some other getName to the one source file that defines it
+    both = {"getName": frozenset({"src/Field.java", "test/FakeField.java"})}
+    calls = outline("java", refs=("getName",))
+    assert reference_links("src/Policy.java", calls, both) == []
 
 
 def test_library_files_never_link_to_names_defined_in_examples() -> None:
