@@ -34,7 +34,7 @@ from _docs import write_section  # noqa: E402
 
 from repocontext.index.extract import extract_many, worker_started  # noqa: E402
 from repocontext.index.job import CHUNK  # noqa: E402
-from repocontext.index.languages import language_for  # noqa: E402
+from repocontext.index.languages import content_language, language_for  # noqa: E402
 from repocontext.index.walk import walk  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
@@ -110,14 +110,15 @@ def _bare_parse(paths: list[str]) -> int:
     parsers: dict[str, tree_sitter.Parser] = {}
     total = 0
     for path in paths:
-        language = language_for(path)
-        if language is None:
+        if language_for(path) is None:
             continue
+        data = Path(path).read_bytes()
+        language = content_language(path, data)  # the grammar the indexer picks (.h: C or C++)
+        assert language is not None
         if language not in parsers:
             module, function = _GRAMMARS[language]
             grammar = tree_sitter.Language(getattr(importlib.import_module(module), function)())
             parsers[language] = tree_sitter.Parser(grammar)
-        data = Path(path).read_bytes()
         parsers[language].parse(data)
         total += len(data)
     return total
