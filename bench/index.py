@@ -182,7 +182,8 @@ def phase_costs(root: str, sample: int, rounds: int = 3) -> dict[str, float]:
     entries = [e for e in walk(Path(root)).entries if language_for(e.path) and not e.oversized]
     random.Random(5).shuffle(entries)
     entries = entries[:sample]
-    files = [(e, str(language_for(e.path)), (Path(root) / e.path).read_bytes()) for e in entries]
+    read = [(e, (Path(root) / e.path).read_bytes()) for e in entries]
+    files = [(e, str(content_language(e.path, data)), data) for e, data in read]
     for _, language, _ in files:
         ts._parser(language)  # grammars and queries loaded before timing
     trees = [(ts._parser(language).parse(data), language) for _, language, data in files]

@@ -70,8 +70,7 @@ REFERENCE_STOPLIST: Final = frozenset((
     "next", "size_hint", "hash", "peek", "fmt", "clone", "eq", "cmp", "partial_cmp", "drop",
     "deref", "deref_mut", "from", "into", "try_from", "try_into", "as_ref", "as_mut",
     "default", "index_mut", "borrow", "borrow_mut", "poll", "call", "to_string", "then",
-    "catch", "create", "message", "equals", "hashcode", "tostring", "compareto", "iterator",
-    "length", "std",
+    "catch", "equals", "hashcode", "tostring", "compareto", "iterator", "length", "std",
 ))
 # fmt: on
 _NOT_DEFINITIONS: Final = frozenset({"impl"})
@@ -265,12 +264,11 @@ def reference_links(
     C++). A name defined in exactly one other file links to it; a name defined in several files
     links to those of them the file imports (in C and C++, with the source files of the
     imported headers: ``sds.h`` declares what ``sds.c`` defines). A Go file reaches only the
-    files of its own package (directory) and of the packages it imports. A file that is not a
-    test never links to a test file, nor one outside ``examples/`` (``demo/``, ``samples/``)
-    to a file in one: a test's mocks and a demo's handlers are not the code a library names. Names
-    shorter than 3 characters, names in
-    :data:`REFERENCE_STOPLIST` and names defined in more than :data:`MAX_DEFINING_FILES` files
-    (of any language) are skipped.
+    files of its own package (directory) and of the packages it imports. Then a file that is
+    not a test drops test files, and one outside ``examples/`` (``demo/``, ``samples/``) the
+    files in one: a test's mocks and a demo's handlers are not the code a library names.
+    Names shorter than 3 characters, names in :data:`REFERENCE_STOPLIST` and names defined in
+    more than :data:`MAX_DEFINING_FILES` files (of any language) are skipped.
 
     Args:
         path: The referencing file.
@@ -286,7 +284,7 @@ def reference_links(
     family = _FAMILIES.get(outline.language, outline.language)
     from_test = is_test_path(path)
     from_example = _is_example(path)
-    directory = _dir(path)
+    directory = posixpath.dirname(path)
     by_target: dict[str, list[str]] = defaultdict(list)
     # Set intersection (in C) first: most referenced names are defined nowhere in the repository.
     used = outline.references if references is None else references
@@ -298,7 +296,7 @@ def reference_links(
             continue
         others = [d for d in definers if d != path and _family_of(d) == family]
         if family == "go":  # a Go name is visible in its package, else only through an import
-            others = [d for d in others if d in imported_set or _dir(d) == directory]
+            others = [d for d in others if d in imported_set or posixpath.dirname(d) == directory]
         if len(others) > 1:  # (a test's or a demo's definition makes a name ambiguous too)
             kept = [d for d in others if d in imported_set]
             if family == "c" and kept:  # the source file of an included header too
@@ -433,17 +431,13 @@ def dependents(links: Iterable[Link]) -> dict[str, list[Link]]:
     }
 
 
-# --- covering tests by naming -----------------------------------------------------------------
+# --- reference helpers ------------------------------------------------------------------------
 
 
 @functools.lru_cache(maxsize=65536)
 def _is_example(path: str) -> bool:
     """Under an ``examples``, ``example``, ``demo`` or ``samples`` directory."""
     return not _EXAMPLE_DIRS.isdisjoint(path.lower().split("/")[:-1])
-
-
-def _dir(path: str) -> str:
-    return path.rpartition("/")[0]
 
 
 def _c_stem(path: str) -> str:
@@ -455,6 +449,9 @@ def _c_stem(path: str) -> str:
 def _family_of(path: str) -> str | None:
     language = language_for(path)
     return _FAMILIES.get(language, language) if language else None
+
+
+# --- covering tests by naming -----------------------------------------------------------------
 
 
 def _listing(label: str, names: Iterable[str]) -> str:
