@@ -41,6 +41,7 @@ class Definition:
         end_line: 1-based last line.
         pattern: Index of the query pattern that found it (a later pattern wins).
         children: Nested definitions, filled by :func:`nest`.
+        name_byte: Where its name starts (one declaration may name several definitions).
     """
 
     kind: str
@@ -53,6 +54,7 @@ class Definition:
     end_line: int
     pattern: int
     children: list[Definition] = field(default_factory=list)
+    name_byte: int = 0
 
 
 def _clean(name: str) -> str:

@@ -33,7 +33,7 @@ __all__ = [
     "touched_node",
 ]
 
-NODE_FORMAT: Final = 3
+NODE_FORMAT: Final = 4
 """Bumped when extraction changes, so that every file is parsed again."""
 
 

@@ -118,11 +118,15 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
     imports: list[tuple[int, ImportRef]] = []
     package: str | None = None
     attributed = language == "rust"  # only Rust items carry attribute siblings
+    several_names = language != "cpp"
     for pattern, captures in QueryCursor(grammar.outline).matches(root, _predicate):
         role, kind = grammar.roles[pattern]
         if role == "definition":
             found = _definition(kind, pattern, captures, source, attributed)
-            key = (found.start_byte, found.end_byte)
+            # One declaration may name several constants or types (`const a, b = 1, 2`,
+            # `typedef struct {...} a_t, *a_p`): each name is a definition of its own. Not in
+            # C++, where a macro-broken parse matches one node with two garbage names.
+            key = (found.start_byte, found.end_byte, found.name_byte if several_names else 0)
             known = definitions.get(key)
             if known is None or known.pattern < pattern:
                 definitions[key] = found
@@ -199,6 +203,7 @@ def _definition(
         start_line=(start_row if start is node else start.start_point.row) + 1,
         end_line=end_row + 1,
         pattern=pattern,
+        name_byte=name_node.start_byte,
     )
 
 

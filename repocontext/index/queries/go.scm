@@ -31,6 +31,7 @@
 
 (type_alias type: (interface_type (method_elem name: (field_identifier) @name) @definition.method))
 
-(source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
+; One match per name of `const a, b = 1, 2` (a field written as `name:` matches the first only).
+(source_file (const_declaration (const_spec (identifier) @name) @definition.constant))
 
 (import_spec path: (_) @spec) @import.go
