@@ -114,7 +114,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
     grammar = _grammar(language)
     tree = _parser(language).parse(source)
     root = tree.root_node
-    definitions: dict[tuple[int, int], Definition] = {}
+    definitions: dict[tuple[int, int, int], Definition] = {}
     imports: list[tuple[int, ImportRef]] = []
     package: str | None = None
     attributed = language == "rust"  # only Rust items carry attribute siblings
