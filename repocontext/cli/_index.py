@@ -18,6 +18,7 @@ from repocontext.errors import InvalidInputError, StoreNotFoundError
 from repocontext.index.job import IndexProgress
 from repocontext.index.walk import WalkOptions, resolve_path
 from repocontext.settings import Settings
+from repocontext.store import Store
 from repocontext.workspace import Workspace
 
 __all__ = [
@@ -182,7 +183,7 @@ def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspa
         StoreNotFoundError: No store in the data directory.
     """
     settings: Settings = settings_for(data_dir=data_dir)
-    if not (settings.data_dir / "store" / "data.mdb").is_file():
+    if not Store.exists(settings.data_dir):
         raise StoreNotFoundError(f"no store in {settings.data_dir}")
     with Workspace.open(settings) as workspace:
         yield workspace

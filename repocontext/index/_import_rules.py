@@ -194,12 +194,10 @@ def _c_include(path: str, ref: ImportRef, files: RepoFiles, language: str) -> li
 def _ruby_require(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
     name = ref.spec if ref.spec.endswith(".rb") else ref.spec + ".rb"
     ancestors = (*_ancestors(_dir(path)), "")
-    # `lib` is on the load path; RSpec and `rake test` add `spec` and `test` (spec_helper).
-    load_path = [_join(a, "lib") for a in ancestors]
-    load_path += [_join(a, d) for a in ancestors for d in ("spec", "test")]
-    found = _first(files, (*(_join(d, name) for d in load_path[: len(ancestors)]), name))
-    if found is None:
-        found = _first(files, (_join(d, name) for d in load_path[len(ancestors) :]))
+    # `lib` is on the load path, then the root; RSpec and `rake test` add `spec` and `test`.
+    libs = (*(_join(_join(a, "lib"), name) for a in ancestors), name)
+    helpers = (_join(_join(a, d), name) for a in ancestors for d in ("spec", "test"))
+    found = _first(files, libs) or _first(files, helpers)
     return [] if found is None else [(found, f"ruby require {ref.spec}", ())]
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from repocontext.index.model import FileOutline, Symbol
-from repocontext.index.nodes import flat_symbols, iter_symbols, outline_of
+from repocontext.index.nodes import flat_symbols, outline_of
 
 __all__ = ["NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts", "local_scopes"]
 
@@ -66,15 +66,24 @@ def file_facts(
         return None
     if parsed is not None:
         bare = dataclasses.replace(parsed, symbols=(), references=())
-        symbols = list(_childless(iter_symbols(parsed.symbols)))
-        named = _named(parsed.symbols, _symbol_fields, local_scopes(parsed.language))
+        scopes = local_scopes(parsed.language)
+        walked = list(_scoped(parsed.symbols, lambda s: (s.kind, s.children), scopes))
+        symbols = list(_childless(symbol for symbol, _ in walked))
+        named: Iterable[tuple[str, str, str, bool]] = [
+            (s.kind, s.name, s.fq_name, local) for s, local in walked
+        ]
         refs: Iterable[str] = parsed.references
     else:
         bare_outline = outline_of(node, whole=False)  # (no symbol tree is built)
         if bare_outline is None:
             return None
         bare, refs = bare_outline, node.get("references") or ()
-        named = _named(node.get("symbols") or (), _wire_fields, local_scopes(bare.language))
+        wires = _scoped(
+            node.get("symbols") or (),
+            lambda w: (w["kind"], w.get("children") or ()),
+            local_scopes(bare.language),
+        )
+        named = ((w["kind"], w["name"], w["fullyQualifiedName"], local) for w, local in wires)
         if not definitions:
             return _facts_from(bare, named, refs), {}
         symbols = list(flat_symbols(node))
@@ -100,28 +109,20 @@ def _childless(symbols: Iterable[Symbol]) -> Iterable[Symbol]:
         yield s
 
 
-def _symbol_fields(symbol: Symbol) -> tuple[str, str, str, tuple[Symbol, ...]]:
-    return symbol.kind, symbol.name, symbol.fq_name, symbol.children
-
-
-def _wire_fields(wire: Mapping[str, Any]) -> tuple[str, str, str, Iterable[Any]]:
-    return wire["kind"], wire["name"], wire["fullyQualifiedName"], wire.get("children") or ()
-
-
-def _named(
+def _scoped(
     roots: Iterable[_Item],
-    fields: Callable[[_Item], tuple[str, str, str, Iterable[_Item]]],
+    kind_and_children: Callable[[_Item], tuple[str, Iterable[_Item]]],
     scopes: frozenset[str],
-) -> Iterator[tuple[str, str, str, bool]]:
-    """Each symbol's ``(kind, name, fully qualified name, local)``, depth first in order.
+) -> Iterator[tuple[_Item, bool]]:
+    """Each symbol (a :class:`Symbol` or its wire form), depth first in source order.
 
-    ``local``: inside a function's body (a name no other file can use).
+    With it, whether it is local: inside the body of one of the ``scopes`` kinds.
     """
     pending = [(root, False) for root in reversed(list(roots))]
     while pending:
         item, local = pending.pop()
-        kind, name, fq, children = fields(item)
-        yield kind, name, fq, local
+        yield item, local
+        kind, children = kind_and_children(item)
         inner = local or kind in scopes
         pending.extend((child, inner) for child in reversed(list(children)))
 

@@ -32,10 +32,12 @@ from repocontext.errors import (
 )
 from repocontext.store.backend import BackendStats
 
-__all__ = ["LmdbBackend"]
+__all__ = ["DATA_FILE", "LmdbBackend"]
 
 T = TypeVar("T")
 DEFAULT_MAP_BYTES: Final = 256 * 1024 * 1024
+DATA_FILE: Final = "data.mdb"
+"""The file an LMDB environment keeps its records in (in its directory)."""
 _MAX_RETRIES: Final = 64
 
 
@@ -336,7 +338,7 @@ class LmdbBackend:
         info = self._env.info()
         stat = self._env.stat()
         used = (int(info["last_pgno"]) + 1) * int(stat["psize"])
-        data_file = self.path / "data.mdb"
+        data_file = self.path / DATA_FILE
         file_bytes = data_file.stat().st_blocks * 512 if data_file.exists() else 0
         with self.read() as txn:
             entries = {name: txn.entries(name) for name in self._dbs}

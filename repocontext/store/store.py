@@ -31,7 +31,7 @@ from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, hlc_millis
 from repocontext.store.document import DocPatch, DocState, read_doc
 from repocontext.store.keys import key_bytes, validate_key
-from repocontext.store.lmdb_backend import DEFAULT_MAP_BYTES, LmdbBackend
+from repocontext.store.lmdb_backend import DATA_FILE, DEFAULT_MAP_BYTES, LmdbBackend
 from repocontext.store.records import (
     Envelope,
     FlagState,
@@ -49,6 +49,8 @@ from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
 
 __all__ = ["DEFAULT_MAX_VALUE_BYTES", "Store"]
 
+STORE_DIR: Final = "store"
+"""The directory of the LMDB environment under a data directory."""
 DEFAULT_MAX_VALUE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_TOMBSTONE_GRACE_SECONDS: Final = 7 * 24 * 3600
 DEFAULT_FEED_MAX_EVENTS: Final = 1_000_000
@@ -85,6 +87,11 @@ class Store:
         self.ops = OpFactory(self)
         """Validated write operations, for :class:`Batch` and the single-write methods."""
 
+    @staticmethod
+    def exists(data_dir: Path) -> bool:
+        """Whether ``data_dir`` holds a store (:meth:`open` would open, not create, one)."""
+        return (Path(data_dir) / STORE_DIR / DATA_FILE).is_file()
+
     @classmethod
     def open(
         cls,
@@ -106,7 +113,7 @@ class Store:
         """
         trees = [*TREES, *w.INTERNAL_TREES]
         backend = LmdbBackend(
-            Path(data_dir) / "store",
+            Path(data_dir) / STORE_DIR,
             trees,
             read_only=read_only,
             map_bytes=map_bytes,
