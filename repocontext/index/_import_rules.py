@@ -95,6 +95,14 @@ def _rust_mod(path: str, ref: ImportRef, files: RepoFiles, language: str) -> lis
     return [] if found is None else [(found, f"rust mod {ref.spec}", ())]
 
 
+def _rust_mod_path(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    """``#[path = "sys/unix.rs"] mod imp;``: relative to the declaring file's directory."""
+    target = _normalize(_join(posixpath.dirname(path), ref.spec))
+    if target is None or target not in files.paths:
+        return []
+    return [(target, f"rust mod path {ref.spec}", ())]
+
+
 def _rust_use(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
     anchor = _rust_anchor(path, _rust_path(ref.spec))
     if anchor is None:
@@ -166,9 +174,15 @@ def _csharp(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[
     members = files.csharp_namespaces.get(spec)
     if members:
         return [(m, reason, ()) for m in _visible(path, members)]
-    namespace, _, type_name = spec.rpartition(".")  # using static / alias of a type
-    members = files.csharp_namespaces.get(namespace, ())
-    return [(m, reason, ()) for m in _visible(path, members) if stem(m) == type_name]
+    # `using static` or an alias of a type: `A.B.Type`, `A.B.Type<T>`, nested `A.B.Outer.Inner`
+    # (the file is named after the outermost type; generic arguments may hold dots too).
+    parts = spec.partition("<")[0].strip().split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        members = files.csharp_namespaces.get(".".join(parts[:i]), ())
+        hits: list[Hit] = [(m, reason, ()) for m in _visible(path, members) if stem(m) == parts[i]]
+        if hits:
+            return hits
+    return []
 
 
 def _visible(path: str, members: Iterable[str]) -> list[str]:
@@ -214,6 +228,7 @@ RULES: Final[dict[str, Rule]] = {
     "js": _js,
     "go": _go,
     "rust_mod": _rust_mod,
+    "rust_mod_path": _rust_mod_path,
     "rust_use": _rust_use,
     "java": _java,
     "csharp": _csharp,

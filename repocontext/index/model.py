@@ -63,7 +63,8 @@ class ImportRef:
         spec: The imported module, path or package as written (``os.path``, ``./util``,
             ``github.com/x/y/pkg``, ``util.h``, ``foo`` for Rust ``mod foo;``).
         kind: How to resolve it: ``python``, ``js``, ``go``, ``rust_mod``, ``rust_use``,
-            ``java``, ``csharp``, ``c_include``, ``ruby_require`` or ``ruby_require_relative``.
+            ``rust_mod_path``, ``java``, ``csharp``, ``c_include``, ``ruby_require`` or
+            ``ruby_require_relative``.
         line: 1-based line of the import.
         level: Leading dots of a Python relative import (0 for absolute).
         names: Names imported from it, where the syntax lists them (``from a import b, c``).

@@ -3,8 +3,9 @@
 This is the only module that imports ``tree_sitter``. Each language has one query file,
 ``queries/<language>.scm`` (package data; ``; inherits: x`` on its first line prepends
 ``x.scm``), whose captures name what they find: ``@definition.<kind>`` with ``@name`` (and
-optionally ``@scope``, a qualifier, and ``@signature``, the node whose first line is the
-signature instead of the name's line), ``@import.<kind>`` with an optional ``@spec``,
+optionally ``@scope``, a qualifier, ``@signature``, the node whose first line is the
+signature instead of the name's line, and ``@cast``, a C++ conversion operator, named
+``operator <type>``), ``@import.<kind>`` with an optional ``@spec``,
 and ``@package``. When two patterns capture one definition node, the later pattern wins.
 Besides the built-in ``#eq?`` and ``#match?``, a pattern may test
 ``(#directly-in? @capture type ...)``: the capture's nearest ancestor that is not a
@@ -44,7 +45,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 from repocontext.errors import UnsupportedLanguageError
 from repocontext.index._lexer import identifiers
 from repocontext.index._outline import Definition, module_name, nest, qualify
-from repocontext.index.model import FileOutline, ImportRef
+from repocontext.index.model import FileOutline, ImportRef, Symbol
 
 __all__ = ["MAX_REFERENCES", "MAX_SIGNATURE", "module_name", "parse_outline"]
 
@@ -138,6 +139,8 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
         elif role == "package" and package is None:
             package = _text(captures["package"][0])
     symbols = nest(list(definitions.values()), module_name(path))
+    if language == "csharp" and package is not None:
+        package = _csharp_namespace(symbols) or package
     return FileOutline(
         language=language,
         symbols=symbols,
@@ -172,9 +175,14 @@ def _definition(
     names = captures["name"]
     name_node = names[0]
     written = _text(name_node)
-    if node.type in _OPERATORS:  # C# `operator +` and `implicit operator decimal`
-        written = f"operator {written}"
-    kind, name, segments = qualify(kind, written)
+    segments: tuple[str, ...]
+    if "cast" in captures:  # C++ `operator bool()`: the name is the type converted to
+        written = f"operator {' '.join(written.split())}"
+        name, segments = written, (written,)
+    else:
+        if node.type in _OPERATORS:  # C# `operator +` and `implicit operator decimal`
+            written = f"operator {written}"
+        kind, name, segments = qualify(kind, written)
     scope = captures.get("scope")
     if scope:
         segments = (_text(scope[0]), *segments)
@@ -205,6 +213,23 @@ def _definition(
         pattern=pattern,
         name_byte=name_node.start_byte,
     )
+
+
+def _csharp_namespace(symbols: tuple[Symbol, ...]) -> str | None:
+    """The namespace of a C# file's first type, nested blocks joined.
+
+    ``namespace A { namespace B.C { class X {} } }`` is ``A.B.C``; a file declaring no type
+    gets its innermost first namespace.
+    """
+    names: list[str] = []
+    level = symbols
+    while level:
+        inner = next((s for s in level if s.kind == "namespace"), None)
+        if inner is None or (names and level[0] is not inner):
+            break  # a type comes first in this namespace: it is the file's
+        names.append(inner.name)
+        level = inner.children
+    return ".".join(names) or None
 
 
 def _references(source: bytes, language: str, defined: set[str]) -> tuple[str, ...]:
@@ -299,6 +324,27 @@ def _rust_use(node: Node, spec: Node) -> list[ImportRef]:
     return [ImportRef(text, "rust_use", node.start_point.row + 1, names=names)]
 
 
+def _rust_mod(node: Node, spec: Node) -> list[ImportRef]:
+    """``mod x;`` names its module; ``#[path = "p.rs"] mod x;`` gives its file's path.
+
+    The path form has kind ``rust_mod_path``; the attribute may be any of the item's.
+    """
+    line = node.start_point.row + 1
+    before = node.prev_named_sibling
+    while before is not None and before.type == "attribute_item":
+        attribute = before.named_children[0] if before.named_child_count else None
+        value = attribute.child_by_field_name("value") if attribute is not None else None
+        if (
+            attribute is not None
+            and value is not None
+            and value.type == "string_literal"
+            and _text(attribute.named_children[0]) == "path"
+        ):
+            return [ImportRef(_text(value).strip('"'), "rust_mod_path", line)]
+        before = before.prev_named_sibling
+    return [ImportRef(_text(spec), "rust_mod", line)]
+
+
 def _java_import(node: Node, _spec: Node) -> list[ImportRef]:
     """``import a.b.C;``, ``import static a.b.C.m;`` and ``import a.b.*;`` (spec as written)."""
     target = node.named_children[0] if node.named_child_count else node
@@ -328,11 +374,11 @@ _IMPORTS: dict[str, _ImportHandler] = {
     "python": _python_import,
     "js": _js_import,
     "rust_use": _rust_use,
+    "rust_mod": _rust_mod,
     "java": _java_import,
     "csharp": _csharp_using,
     **{
-        kind: _quoted(kind)
-        for kind in ("go", "rust_mod", "c_include", "ruby_require", "ruby_require_relative")
+        kind: _quoted(kind) for kind in ("go", "c_include", "ruby_require", "ruby_require_relative")
     },
 }
 

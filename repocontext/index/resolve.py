@@ -81,6 +81,7 @@ _TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "t
 _EXAMPLE_DIRS: Final = frozenset({"examples", "example", "demo", "demos", "samples", "sample"})
 _JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_SOURCES: Final = (".c", ".cc", ".cpp", ".cxx")
+_C_HEADERS: Final = (".h", ".hh", ".hpp", ".hxx", ".h++")
 # (test file extension, prefix, suffix, covered extensions, same directory only)
 _NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = (
     (".py", "test_", "", (".py",), False),
@@ -261,7 +262,8 @@ def reference_links(
     """Link a file to the files defining the names it references.
 
     Only definitions in the same language family count (JavaScript with TypeScript, C with
-    C++). A name defined in exactly one other file links to it; a name defined in several files
+    C++). A name defined in exactly one other file links to it (in C and C++, a header and
+    the source file of its stem count as one: both are linked); a name defined in several files
     links to those of them the file imports (in C and C++, with the source files of the
     imported headers: ``sds.h`` declares what ``sds.c`` defines). A Go file reaches only the
     files of its own package (directory) and of the packages it imports. Then a file that is
@@ -297,7 +299,8 @@ def reference_links(
         others = [d for d in definers if d != path and _family_of(d) == family]
         if family == "go":  # a Go name is visible in its package, else only through an import
             others = [d for d in others if d in imported_set or posixpath.dirname(d) == directory]
-        if len(others) > 1:  # (a test's or a demo's definition makes a name ambiguous too)
+        if len(others) > 1 and not (family == "c" and _header_and_source(others)):
+            # (a test's or a demo's definition makes a name ambiguous too)
             kept = [d for d in others if d in imported_set]
             if family == "c" and kept:  # the source file of an included header too
                 stems = {_c_stem(d) for d in kept}
@@ -438,6 +441,18 @@ def dependents(links: Iterable[Link]) -> dict[str, list[Link]]:
 def _is_example(path: str) -> bool:
     """Under an ``examples``, ``example``, ``demo`` or ``samples`` directory."""
     return not _EXAMPLE_DIRS.isdisjoint(path.lower().split("/")[:-1])
+
+
+def _header_and_source(paths: list[str]) -> bool:
+    """``sds.h`` declares what ``sds.c`` defines: one name of one unit, not an ambiguity."""
+    if len(paths) != 2:
+        return False
+    header, source = sorted(paths, key=lambda p: p.endswith(_C_SOURCES))
+    return (
+        header.endswith(_C_HEADERS)
+        and source.endswith(_C_SOURCES)
+        and _c_stem(header) == _c_stem(source)
+    )
 
 
 def _c_stem(path: str) -> str:

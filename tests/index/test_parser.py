@@ -342,6 +342,24 @@ def test_csharp_file_scoped_namespace_holds_the_rest_of_the_file():
     ]
 
 
+def test_csharp_package_is_the_namespace_of_the_first_type_nested_blocks_joined():
+    nested = "namespace Acme {\n  namespace Tools.Power {\n    class Drill {}\n  }\n}\n"
+    outer_first = "namespace Acme {\n  class Hammer {}\n  namespace Tools { class Saw {} }\n}\n"
+    no_type = "namespace Acme {\n  namespace Empty {\n  }\n}\n"
+    assert outline_of("csharp", nested).package == "Acme.Tools.Power"
+    assert outline_of("csharp", outer_first).package == "Acme"
+    assert outline_of("csharp", no_type).package == "Acme.Empty"
+
+
+def test_rust_mod_with_a_path_attribute_is_a_path_import():
+    source = '#[cfg(unix)]\n#[path = "sys/unix.rs"]\nmod imp;\n#[cfg(test)]\nmod tests;\n'
+    refs = outline_of("rust", source).imports
+    assert [(ref.spec, ref.kind, ref.line) for ref in refs] == [
+        ("sys/unix.rs", "rust_mod_path", 3),
+        ("tests", "rust_mod", 5),
+    ]
+
+
 def test_rust_use_forms_split_into_path_and_names():
     source = "use y as z;\nuse {m, n};\nuse a::b::*;\nuse c::{d::{e, f}, g as h};\n"
     refs = outline_of("rust", source).imports

@@ -19,7 +19,9 @@ from repocontext.store.records import pack
 # a test helper named like a referenced name, `use crate::Thing` and a header/source pair;
 # format 4 a function's local helper, named like a referenced name; format 5 a Go file naming
 # a package it does not import; format 6 a library file naming a function of an example;
-# format 7 a name a source and a test file define, used by a file importing neither).
+# format 7 a name a source and a test file define, used by a file importing neither; format 8
+# a C file naming what a header and its source define without including the header, a C#
+# alias of a generic type and a Rust `#[path]` module).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -28,6 +30,7 @@ RECORDED = {
     5: "1c41b94f1267f81ee724fff57d63e30910666006a7f327020453913e4925f54f",
     6: "dd232434267d8bdcef69e0a05100b4d4a9484b7a486e91b33a783dca2d727d89",
     7: "68c1450d9f9d1d172510f536d0734a5929d4fbe0e9688247064eaeeb5562e3b1",
+    8: "b4a4b84082b20c7c79b8163cb8bdab304ac8969ec23c6f9918c214fa7fb9e545",
 }
 
 
@@ -123,8 +126,9 @@ OUTLINES = {
     "src/lib.rs": FileOutline(
         "rust",
         symbols=(sym("struct", "Thing", "src.lib.Thing", 3),),
-        imports=(ImportRef("util", "rust_mod", 1),),
+        imports=(ImportRef("util", "rust_mod", 1), ImportRef("sys/unix.rs", "rust_mod_path", 2)),
     ),
+    "src/sys/unix.rs": FileOutline("rust"),
     "src/other.rs": FileOutline("rust", imports=(ImportRef("crate::Thing", "rust_use", 1),)),
     "src/util.rs": FileOutline("rust", symbols=(sym("function", "tidy", "src.util.tidy", 1),)),
     "c/m.h": FileOutline("c", symbols=(sym("function", "area", "c.m.area", 1),)),
@@ -138,6 +142,13 @@ OUTLINES = {
         references=("area",),
     ),
     "c/main.c": FileOutline("c", imports=(ImportRef("m.h", "c_include", 1),), references=("area",)),
+    "c/tool.c": FileOutline("c", references=("area",)),  # (m.h through another header)
+    "cs/Rope.cs": FileOutline(
+        "csharp", symbols=(sym("class", "Rope", "cs.Rope.Rope", 3),), package="Acme.Text"
+    ),
+    "cs/App.cs": FileOutline(
+        "csharp", imports=(ImportRef("R = Acme.Text.Rope<int>", "csharp", 1),), package="Acme"
+    ),
     "README.md": None,
 }
 
@@ -158,7 +169,7 @@ def projected_digest() -> tuple[str, int]:
 
 def test_the_projection_records_of_this_format_are_the_recorded_ones():
     digest, count = projected_digest()
-    assert count == 58
+    assert count == 65
     assert RECORDED.get(PROJECTION_FORMAT) == digest, (
         "The projection records changed. Bump PROJECTION_FORMAT in "
         "repocontext/index/projection.py (stores stamped with the old format then rebuild "

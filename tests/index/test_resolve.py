@@ -279,6 +279,19 @@ def test_rust_mod_in_a_plain_module_file_resolves_in_the_directory_named_after_i
     assert list(resolved("src/foo.rs", out, RUST)) == ["src/foo/inner.rs"]
 
 
+def test_rust_mod_with_a_path_attribute_resolves_beside_the_declaring_file() -> None:
+    files = RepoFiles.build(["src/lib.rs", "src/sys/unix.rs", "src/net/mod.rs"])
+    out = outline(
+        "rust",
+        imp("sys/unix.rs", "rust_mod_path"),
+        imp("../outside.rs", "rust_mod_path"),
+        imp("sys/missing.rs", "rust_mod_path"),
+    )
+    assert resolved("src/lib.rs", out, files) == {"src/sys/unix.rs": "rust mod path sys/unix.rs"}
+    parent = outline("rust", imp("../sys/unix.rs", "rust_mod_path"))
+    assert list(resolved("src/net/mod.rs", parent, files)) == ["src/sys/unix.rs"]
+
+
 def test_rust_use_crate_path_resolves_the_longest_module_prefix() -> None:
     out = outline(
         "rust",
@@ -432,6 +445,15 @@ def test_csharp_using_static_and_alias_resolve_the_type_file() -> None:
     alias = outline("csharp", imp("R = Acme.Core.Text.Rope", "csharp"))
     assert list(resolved("Acme.App/Program.cs", out, CS)) == ["Acme.Core/Parser.cs"]
     assert list(resolved("Acme.App/Program.cs", alias, CS)) == ["Acme.Core/Text/Rope.cs"]
+
+
+def test_csharp_aliases_of_generic_and_nested_types_resolve_the_outer_type_file() -> None:
+    generic = outline("csharp", imp("Ropes = Acme.Core.Text.Rope<System.String>", "csharp"))
+    nested = outline("csharp", imp("Node = Acme.Core.Text.Rope.Node", "csharp"))
+    unknown = outline("csharp", imp("X = Acme.Core.Text.Missing.Node", "csharp"))
+    assert list(resolved("Acme.App/Program.cs", generic, CS)) == ["Acme.Core/Text/Rope.cs"]
+    assert list(resolved("Acme.App/Program.cs", nested, CS)) == ["Acme.Core/Text/Rope.cs"]
+    assert resolved("Acme.App/Program.cs", unknown, CS) == {}
 
 
 def test_csharp_using_of_non_test_files_never_reaches_test_files_of_the_namespace() -> None:
@@ -629,9 +651,25 @@ def test_c_references_through_a_header_also_reach_its_source_file() -> None:
     index = {"sds_new": frozenset({"include/sds.h", "src/sds.c"})}
     caller = outline("c", refs=("sds_new",))
     via_header = reference_links("app.c", caller, index, imported=["include/sds.h"])
-    neither = reference_links("app.c", caller, index)
     assert [link.target for link in via_header] == ["include/sds.h", "src/sds.c"]
-    assert neither == []
+
+
+def test_c_header_and_source_of_one_stem_are_one_definer_without_an_include() -> None:
+    # test.c reaches sds.h only through hiredis.h: the pair still counts as one definition.
+    pair = {"sds_new": frozenset({"include/sds.h", "src/sds.c"})}
+    caller = outline("c", refs=("sds_new",))
+    assert [link.target for link in reference_links("test.c", caller, pair)] == [
+        "include/sds.h",
+        "src/sds.c",
+    ]
+    for definers in (  # two sources, or two headers, or a third file: ambiguous, no link
+        {"include/sds.h", "src/sds.c", "vendor/sds.c"},
+        {"a/sds.c", "b/sds.c"},
+        {"include/sds.h", "src/sds.h"},
+        {"include/sds.h", "src/other.c"},
+    ):
+        index = {"sds_new": frozenset(definers)}
+        assert reference_links("test.c", caller, index) == [], definers
 
 
 def test_names_defined_in_too_many_files_make_no_reference_link() -> None:

@@ -47,3 +47,14 @@
   declarator: (function_declarator
     declarator: [(identifier) (destructor_name)] @name)) @definition.method
   (#directly-in? @definition.method field_declaration_list))
+
+; Conversion operators (`operator bool() const`): named `operator <type>`; @cast marks them.
+(function_definition declarator: (operator_cast type: (_) @name) @cast) @definition.function
+
+((declaration declarator: (operator_cast type: (_) @name) @cast) @definition.method
+  (#directly-in? @definition.method field_declaration_list))
+
+(function_definition
+  declarator: (qualified_identifier
+    scope: (_) @scope
+    name: (operator_cast type: (_) @name) @cast)) @definition.method
