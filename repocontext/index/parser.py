@@ -82,6 +82,14 @@ _CONDITIONALS = frozenset(
 )
 # C# operators: their name is the operator (or the type converted to), after `operator`.
 _OPERATORS = frozenset({"operator_declaration", "conversion_operator_declaration"})
+# An export macro between `class` and the name (`class FMT_API file {`, `struct TORCH_API
+# Context : Base {`): tree-sitter reads a function named after the class, so the class and
+# its members are lost. The macro (all capitals, maybe with arguments) is blanked out before
+# parsing; byte offsets and lines stay the same, and signatures come from the source.
+_CLASS_MACRO = re.compile(
+    rb"(?:class|struct)(?<![\w]class)(?<![\w]struct)[ \t]+([A-Z_][A-Z0-9_]+(?:\([^()\n]*\))?)"
+    rb"[ \t]+(?=(?!final\b)[A-Za-z_]\w*(?:<[^;{}\n]*>)?[ \t]*(?:final\b[ \t]*)?[:{\n])"
+)
 _CAPTURE = re.compile(r"@([A-Za-z_][\w.]*)")
 _INHERITS = re.compile(r"^; inherits: (\w+)")
 
@@ -113,7 +121,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
         UnsupportedLanguageError: The language has no grammar.
     """
     grammar = _grammar(language)
-    tree = _parser(language).parse(source)
+    tree = _parser(language).parse(_without_class_macros(source) if language == "cpp" else source)
     root = tree.root_node
     definitions: dict[tuple[int, int, int], Definition] = {}
     imports: list[tuple[int, ImportRef]] = []
@@ -213,6 +221,19 @@ def _definition(
         pattern=pattern,
         name_byte=name_node.start_byte,
     )
+
+
+def _without_class_macros(source: bytes) -> bytes:
+    """``source`` with the export macros of C++ class heads blanked (same length)."""
+    if _CLASS_MACRO.search(source) is None:
+        return source
+
+    def blank(match: re.Match[bytes]) -> bytes:
+        start, end = match.span(1)
+        whole = match[0]
+        return whole[: start - match.start()] + b" " * (end - start) + whole[end - match.start() :]
+
+    return _CLASS_MACRO.sub(blank, source)
 
 
 def _csharp_namespace(symbols: tuple[Symbol, ...]) -> str | None:

@@ -8,7 +8,7 @@ from tree_sitter import Language, Parser, Query, QueryCursor
 
 from repocontext.index._lexer import identifiers
 from repocontext.index.languages import LANGUAGES
-from repocontext.index.parser import _GRAMMARS
+from repocontext.index.parser import _GRAMMARS, _without_class_macros
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "languages"
 
@@ -31,6 +31,8 @@ _NAME_NODES = {
 def grammar_names(language: str, source: bytes) -> set[str]:
     module, function = _GRAMMARS[language]
     grammar = Language(getattr(importlib.import_module(module), function)())
+    if language == "cpp":  # parsed as the indexer parses it (export macros of class heads)
+        source = _without_class_macros(source)
     tree = Parser(grammar).parse(source)
     query = Query(grammar, "\n".join(f"({node}) @name" for node in _NAME_NODES[language]))
     found = QueryCursor(query).captures(tree.root_node).get("name", [])

@@ -342,6 +342,29 @@ def test_csharp_file_scoped_namespace_holds_the_rest_of_the_file():
     ]
 
 
+def test_cpp_export_macros_in_class_heads_are_looked_past():
+    source = (
+        "class FMT_API file {\n public:\n  file() noexcept : fd_(-1) {}\n  void close();\n};\n"
+        "template <typename T> struct TORCH_API Guard final : public Base<T> {\n  void f();\n};\n"
+        "class EXPORT(core) Widget\n{\n};\n"
+        "class RGB : public Color {\n};\n"
+        "class ABC final {\n};\n"
+        "class FWD_API Later;\n"
+    )
+    outline = outline_of("cpp", source)
+    assert flat(outline.symbols) == [
+        ("class", "m.file", 1, 5),
+        ("method", "m.file.file", 3, 3),
+        ("method", "m.file.close", 4, 4),
+        ("struct", "m.Guard", 6, 8),
+        ("method", "m.Guard.f", 7, 7),
+        ("class", "m.Widget", 9, 11),
+        ("class", "m.RGB", 12, 13),
+        ("class", "m.ABC", 14, 15),
+    ]
+    assert outline.symbols[0].signature == "class FMT_API file {"  # as written
+
+
 def test_csharp_package_is_the_namespace_of_the_first_type_nested_blocks_joined():
     nested = "namespace Acme {\n  namespace Tools.Power {\n    class Drill {}\n  }\n}\n"
     outer_first = "namespace Acme {\n  class Hammer {}\n  namespace Tools { class Saw {} }\n}\n"
