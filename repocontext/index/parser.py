@@ -153,7 +153,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
         language=language,
         symbols=symbols,
         imports=tuple(ref for _, ref in sorted(imports, key=lambda item: item[0])),
-        references=_references(source, language, {s.name for s in symbols}),
+        references=_references(source, language, {d.name for d in definitions.values()}),
         package=package,
         errors=root.has_error,
     )
@@ -254,7 +254,11 @@ def _csharp_namespace(symbols: tuple[Symbol, ...]) -> str | None:
 
 
 def _references(source: bytes, language: str, defined: set[str]) -> tuple[str, ...]:
-    """Distinct identifiers used in the file, minus its top-level names, sorted and capped."""
+    """Distinct identifiers used in the file, sorted and capped, minus the names it defines.
+
+    Every name it defines, at any depth: a test's local ``check`` helper or a class's own
+    ``check`` method is the file's own, not a use of another file's ``check``.
+    """
     return tuple(sorted(identifiers(source, language) - defined)[:MAX_REFERENCES])
 
 

@@ -71,6 +71,12 @@ REFERENCE_STOPLIST: Final = frozenset((
     "deref", "deref_mut", "from", "into", "try_from", "try_into", "as_ref", "as_mut",
     "default", "index_mut", "borrow", "borrow_mut", "poll", "call", "to_string", "then",
     "catch", "equals", "hashcode", "tostring", "compareto", "iterator", "length", "std",
+    # methods of the standard collections, strings and channels (a `names.remove(x)` on a
+    # list is no use of a repository's own `remove`)
+    "to_s", "to_a", "to_h", "to_i", "to_f", "to_sym", "inspect", "each", "remove", "contains",
+    "add", "delete", "insert", "clear", "resolve", "into_iter", "iter", "iter_mut", "recv",
+    "send", "unwrap", "expect", "is_empty", "isempty", "empty", "content", "join", "split",
+    "strip", "replace", "sort", "filter", "find", "apply",
 ))
 # fmt: on
 _NOT_DEFINITIONS: Final = frozenset({"impl"})

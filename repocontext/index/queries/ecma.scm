@@ -30,6 +30,34 @@
     name: (identifier) @name
     value: [(arrow_function) (function_expression) (generator_function)]) @definition.function)
 
+; `let` and `var` functions count at file level only (inside a function they are locals).
+(program
+  [
+    (lexical_declaration
+      kind: "let"
+      (variable_declarator
+        name: (identifier) @name
+        value: [(arrow_function) (function_expression) (generator_function)]) @definition.function)
+    (variable_declaration
+      (variable_declarator
+        name: (identifier) @name
+        value: [(arrow_function) (function_expression) (generator_function)]) @definition.function)
+    (export_statement
+      declaration: [
+        (lexical_declaration
+          kind: "let"
+          (variable_declarator
+            name: (identifier) @name
+            value: [(arrow_function) (function_expression) (generator_function)])
+            @definition.function)
+        (variable_declaration
+          (variable_declarator
+            name: (identifier) @name
+            value: [(arrow_function) (function_expression) (generator_function)])
+            @definition.function)
+      ])
+  ])
+
 ; A file-level const whose value is a function passed through a well-known wrapper
 ; (`memo(() => ...)`, `React.forwardRef(function X() {...})`, `debounce(() => ..., 100)`) is
 ; a function too; other calls taking a function (`rows.map(...)`) make data, not functions.
