@@ -265,6 +265,8 @@ def _outline_text(view: dict[str, Any]) -> str:
     if not view["exists"]:
         return "not indexed"
     lines = [f"{view['language'] or 'unknown language'} · {view['token_count']} tokens"]
+    if view["syntax_errors"]:
+        lines.append("(syntax errors: the outline may miss definitions; read the file to be sure)")
 
     def walk(symbols: list[dict[str, Any]], depth: int) -> None:
         for s in symbols:

@@ -92,6 +92,7 @@ class OutlineView:
     language: str | None = None
     token_count: int | None = None
     symbols: list[Value] = field(default_factory=list)
+    syntax_errors: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,6 +276,7 @@ class IndexService:
             language=node.get("language"),
             token_count=node.get("tokenCount"),
             symbols=list(node.get("symbols") or []),
+            syntax_errors=bool(node.get("syntaxErrors")),
         )
 
     def related(self, repo_id: str, path: str) -> RelatedView:

@@ -53,6 +53,7 @@ class OutlineResult(WireModel):
     language: str | None
     token_count: int | None
     symbols: list[JsonValue]
+    syntax_errors: bool = False
 
 
 class RelatedResult(WireModel):
@@ -183,8 +184,10 @@ def _outline(workspace: Workspace) -> ToolSpec:
 
         `symbols[{kind, name, fullyQualifiedName, signature, startLine, endLine, children?}]`
         (1-based inclusive lines), `language` (null for unknown languages, which have no
-        symbols) and `tokenCount` (exact o200k tokens of the whole file). `exists` is false
-        when the path is not indexed (check the spelling with repocontext_scan scope=files).
+        symbols) and `tokenCount` (exact o200k tokens of the whole file). `syntaxErrors`: the
+        parser met a syntax error (or a construct its grammar misreads), so the outline may miss
+        definitions after it; read the file itself where it matters. `exists` is false when the
+        path is not indexed (check the spelling with repocontext_scan scope=files).
         """
         view = workspace.index.outline(repoId, path)
         return OutlineResult.model_validate(dataclasses.asdict(view))

@@ -49,7 +49,8 @@ def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
     assert changed["updated"] == ["notes.txt"]
     # The objects of the MCP tools, field for field (camelCase).
     assert {"repoId", "startedAt", "finishedAt", "elapsedMs"} <= status.keys()
-    assert {"exists", "language", "tokenCount", "symbols"} == outline.keys()
+    assert {"exists", "language", "tokenCount", "symbols", "syntaxErrors"} == outline.keys()
+    assert outline["syntaxErrors"] is False
     assert {"exists", "imports", "references", "dependents", "coveringTests"} == related.keys()
     assert {"added", "updated", "removed", "impacted", "checkedFiles", "elapsedMs"} == (
         changed.keys()
@@ -58,11 +59,17 @@ def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
 
 def test_text_output_is_readable(tmp_path):
     repo = make_repo(tmp_path / "calc")
+    (repo / "src" / "broken.py").write_text("def fine():\n    pass\n\n\ndef broken(:\n")
     data = str(tmp_path / "data")
     assert "completed" in invoke("index", str(repo), "--data-dir", data, "--exclude", "notes.txt")
-    assert "filesSeen: 2" in invoke("status", "--repo-id", "calc", "--data-dir", data)
+    assert "filesSeen: 3" in invoke("status", "--repo-id", "calc", "--data-dir", data)
     text = invoke("outline", "src/calc.py", "--data-dir", data)
     assert "class Calc" in text and "method twice" in text and "src.calc.Calc.twice" in text
+    assert "syntax errors" not in text
+    broken = invoke("outline", "src/broken.py", "--data-dir", data)
+    assert "function fine" in broken and "(syntax errors: the outline may miss" in broken
+    as_json = json.loads(invoke("outline", "src/broken.py", "--data-dir", data, "--json"))
+    assert as_json["syntaxErrors"] is True
     assert "test_calc.py" in invoke("related", "src/calc.py", "--data-dir", data)
     (repo / "src" / "new.py").write_text("x = 1\n")
     assert "A src/new.py" in invoke("changed", "src", "--data-dir", data)

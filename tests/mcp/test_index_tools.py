@@ -61,6 +61,7 @@ async def test_bootstrap_then_outline_related_scan_recall_and_changed(served):
         )
         assert outline["language"] == "python"
         assert outline["tokenCount"] > 0
+        assert outline["syntaxErrors"] is False
         assert [s["name"] for s in outline["symbols"]] == ["compute", "Engine"]
         assert outline["symbols"][1]["children"][0]["fullyQualifiedName"] == "pkg.core.Engine.start"
         related = ok(
