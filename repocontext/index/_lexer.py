@@ -15,7 +15,10 @@ innermost level of nested braces only; a hole's own string literals count as wor
 What differs from the identifier nodes of the grammars, knowingly: the words of a JSX text
 or of a JavaScript regular-expression literal count, and so do Ruby symbols (``:name``) and
 instance variables, by their bare name, and an interpolation-looking text inside a comment
-or another string. References only link files to the definitions of the names they use, so
+or another string. Ruby heredocs (with an upper-case terminator), ``%w()``-style literals
+and regular-expression literals where an operand starts (``=~ /x/``, ``match(/x/)``; never
+a division) are text, and ``$globals`` are no names. References only link files to the
+definitions of the names they use, so
 a difference is a missed or an extra reference link, never a wrong outline. On the Python
 sources of this project's virtual environment the two agree on 99.8 % of the names.
 """
@@ -73,8 +76,28 @@ _SKIP: Final[dict[str, tuple[str, ...]]] = {
         *_prefixes("R", r'(?=")'),
     ),
     "csharp": (_C_COMMENTS, _TRIPLE, r'@"(?:""|[^"])*"?', _DQ, _CHAR),
-    "ruby": (r"^=begin\b[\s\S]*?(?:^=end\b[^\n]*|\Z)", r"\#[^\n]*", _DQ, _SQ, _BACKTICK),
+    "ruby": (
+        r"^=begin\b[\s\S]*?(?:^=end\b[^\n]*|\Z)",
+        r"\#[^\n]*",
+        _DQ,
+        _SQ,
+        _BACKTICK,
+        # %w(...), %q[...], %r{...} and the like; of %i[...] only the %i (symbols count as
+        # their bare name, as :name does)
+        r"%[iI](?=[(\[{<|])",
+        r"%[wWqQrsx](?:\((?:\\.|[^)\\])*\)|\[(?:\\.|[^\]\\])*\]|\{(?:\\.|[^}\\])*\}|<(?:\\.|[^>\\])*>"
+        r"|\|(?:\\.|[^|\\])*\|)",
+        # a regular-expression literal where an operand starts (after `(`, `,`, `=`, `=~`,
+        # `[`, `!`, `|`, `&`, `{`, `;`, `when`), never a division
+        r"/(?:(?<=[(,=~\[!|&{;]/)|(?<=[(,=~\[!|&{;] /)|(?<=\bwhen /))"
+        r"(?![ \t=])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[a-z]*",
+    ),
 }
+# A Ruby heredoc with an upper-case terminator (<<~TEXT, <<-"SQL", <<EOS): its body and its
+# terminator line are text; the rest of its opening line is code (`<<~EOS.strip, x)`).
+_HEREDOC: Final = re.compile(
+    rb"<<[~-]?([\"'`]?)([A-Z_][A-Z0-9_]*)\1([^\n]*\n)([\s\S]*?^[ \t]*\2\b[^\n]*)", re.MULTILINE
+)
 _FAMILY: Final = {"javascript": "ecma", "typescript": "ecma", "tsx": "ecma", "cpp": "c"}
 
 # Interpolation per family: where a literal or a hole opens (found with bytes.find, far
@@ -98,7 +121,7 @@ _INTERPOLATION: Final[dict[str, tuple[tuple[bytes, ...], bytes | None, bytes]]] 
 # Bytes that continue a name: ASCII letters, digits and "_", any byte of a multi-byte UTF-8
 # character, "$" in JavaScript, "?" and "!" in Ruby (predicate and bang methods).
 _WORD: Final = frozenset(b"0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_EXTRA_WORD: Final = {"ecma": b"$", "ruby": b"?!"}
+_EXTRA_WORD: Final = {"ecma": b"$", "ruby": b"?!$"}
 _DIGITS: Final = frozenset(b"0123456789")
 
 _KEYWORDS: Final[dict[str, str]] = {  # whitespace separated
@@ -166,18 +189,25 @@ def identifiers(source: bytes, language: str) -> set[str]:
     """
     family = _FAMILY.get(language, language)
     pattern, table, keywords = _lexer(family)
-    blanked = pattern.sub(b" ", source)
+    code = source
+    if family == "ruby" and b"<<" in source:
+        code = _HEREDOC.sub(_heredoc_blanked, source)
+    blanked = pattern.sub(b" ", code)
     holes = _holes(source, family)
     if holes:
         blanked += b" " + holes
     words = set(blanked.translate(table).split())
-    if family == "ruby":  # "!" and "?" only end a name
-        words = {word.lstrip(b"?!") for word in words}
+    if family == "ruby":  # "!" and "?" only end a name; a `$global` is no definition's
+        words = {word.lstrip(b"?!") for word in words if not word.startswith(b"$")}
     return {
         word.decode("utf-8", "replace")
         for word in words
         if word and word[0] not in _DIGITS and word not in keywords
     }
+
+
+def _heredoc_blanked(match: re.Match[bytes]) -> bytes:
+    return b" " * (match.start(3) - match.start()) + match[3] + b" " * len(match[4])
 
 
 @functools.cache

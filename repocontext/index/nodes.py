@@ -33,7 +33,7 @@ __all__ = [
     "touched_node",
 ]
 
-NODE_FORMAT: Final = 7
+NODE_FORMAT: Final = 8
 """Bumped when extraction changes, so that every file is parsed again."""
 
 

@@ -106,6 +106,25 @@ def test_string_prefixes_are_not_names(language, source, names):
     assert identifiers(source, language) == names
 
 
+def test_ruby_heredocs_percent_literals_regexps_and_globals_are_not_names():
+    source = b"""
+usage = format(<<~TEXT.strip, banner)
+  Usage: rollout ENV #{stage}
+TEXT
+words = %w(alpha beta) + %i[kept_symbol]
+ok = line =~ /deploy (now|later)/i || match(/roll back/)
+half = total / count / 2
+$stdout.puts(half)
+"""
+    assert identifiers(source, "ruby") == {
+        "usage", "format", "strip", "banner", "stage",  # the heredoc's line and hole only
+        "words", "kept_symbol",  # %i symbols count like :name
+        "ok", "line", "match",
+        "half", "total", "count",  # divisions are no regular expressions
+        "puts",
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("language", "source", "names"),
     [
