@@ -17,7 +17,8 @@ or of a JavaScript regular-expression literal count, and so do Ruby symbols (``:
 instance variables, by their bare name, and an interpolation-looking text inside a comment
 or another string. Ruby heredocs (with an upper-case terminator), ``%w()``-style literals
 and regular-expression literals where an operand starts (``=~ /x/``, ``match(/x/)``; never
-a division) are text, and ``$globals`` are no names. References only link files to the
+a division) are text, and ``$globals`` are no names. Rust attributes (``#[derive(Debug)]``)
+are skipped whole. References only link files to the
 definitions of the names they use, so
 a difference is a missed or an extra reference link, never a wrong outline. On the Python
 sources of this project's virtual environment the two agree on 99.8 % of the names.
@@ -63,7 +64,14 @@ _SKIP: Final[dict[str, tuple[str, ...]]] = {
     ),
     "ecma": (_C_COMMENTS, _DQ, _SQ, _BACKTICK),
     "go": (_C_COMMENTS, _DQ, _CHAR, _BACKTICK),
-    "rust": (_C_COMMENTS, _DQ, _CHAR),
+    "rust": (
+        _C_COMMENTS,
+        _DQ,
+        _CHAR,
+        # an attribute (`#[derive(Debug)]`, `#[instrument(skip(self))]`): configuration, not
+        # uses of the repository's names (two levels of brackets inside)
+        r"\#!?\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]",
+    ),
     "java": (_C_COMMENTS, _TRIPLE, _DQ, _CHAR),
     "c": (
         _C_COMMENTS,

@@ -36,7 +36,16 @@ def grammar_names(language: str, source: bytes) -> set[str]:
     tree = Parser(grammar).parse(source)
     query = Query(grammar, "\n".join(f"({node}) @name" for node in _NAME_NODES[language]))
     found = QueryCursor(query).captures(tree.root_node).get("name", [])
-    return {(node.text or b"").decode() for node in found}
+    return {(node.text or b"").decode() for node in found if not _in_attribute(node)}
+
+
+def _in_attribute(node):
+    """Inside a Rust attribute, which lexing skips on purpose (`#[derive(Debug)]`)."""
+    while node is not None:
+        if node.type in ("attribute_item", "inner_attribute_item"):
+            return True
+        node = node.parent
+    return False
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -68,6 +77,12 @@ def used(arg): return arg is None
         ),
         ("go", b"s := `raw word`\nc := 'x'\nreturn s // done", {"s", "c"}),
         ("rust", b"fn f<'a>(v: &'a str) -> char { 'z' } // note", {"f", "a", "v", "str", "char"}),
+        (
+            "rust",
+            b"#![allow(dead_code)]\n#[derive(Debug)]\n#[cfg(any(unix, feature = \"x\"))]\n"
+            b"#[instrument(skip(self))]\nfn run(x: Ctx) -> Ctx { x }",
+            {"run", "x", "Ctx"},
+        ),
         (
             "c",
             b'#include <stdio.h>\n#include "local.h"\nint main(void) { return puts("hi"); }',
