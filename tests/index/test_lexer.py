@@ -79,7 +79,7 @@ def used(arg): return arg is None
         ("rust", b"fn f<'a>(v: &'a str) -> char { 'z' } // note", {"f", "a", "v", "str", "char"}),
         (
             "rust",
-            b"#![allow(dead_code)]\n#[derive(Debug)]\n#[cfg(any(unix, feature = \"x\"))]\n"
+            b'#![allow(dead_code)]\n#[derive(Debug)]\n#[cfg(any(unix, feature = "x"))]\n'
             b"#[instrument(skip(self))]\nfn run(x: Ctx) -> Ctx { x }",
             {"run", "x", "Ctx"},
         ),
