@@ -122,7 +122,11 @@ def detect_drift(
             if blob != node.get("blobId"):
                 updated.append(entry.path)
     on_disk = {e.path for e in entries}
-    removed = sorted(p for p in nodes if scope_matches(p, prefix) and p not in on_disk)
+    removed = sorted(
+        p
+        for p in nodes
+        if scope_matches(p, prefix) and p not in on_disk and not result.unreadable(p)
+    )
     changed = set(added) | set(updated) | set(removed)
     impacted = _impacted(store, repo_id, sorted(set(updated) | set(removed)), changed)
     return DriftReport(

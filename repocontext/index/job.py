@@ -268,7 +268,8 @@ class IndexJob:
         progress.files_unchanged = len(result.entries) - len(todo)
         if stored and self.options.exclude_binary and len(todo) <= PROBE_IN_PROCESS:
             todo = self._without_skipped_binaries(todo, stored)
-        removed = sorted(stored.keys() - {e.path for e in result.entries})
+        seen = {e.path for e in result.entries}
+        removed = sorted(p for p in stored.keys() - seen if not result.unreadable(p))
         if not todo and not removed:
             return False
         index_blobs = git_index_blobs(self.root) if result.git else {}

@@ -164,6 +164,19 @@ class WalkResult:
     issues: list[WalkIssue] = field(default_factory=list)
     git: bool = False
 
+    def unreadable(self, path: str) -> bool:
+        """``path``, or a directory holding it, could not be read by this walk.
+
+        Its stored node must be kept, not removed: the file may well be there (a directory
+        made unreadable hides its files from the listing, as a file's own mode hides it).
+        """
+        for issue in self.issues:
+            if issue.reason.startswith("unreadable"):
+                where = issue.path
+                if where in ("", ".") or path == where or path.startswith(where + "/"):
+                    return True
+        return False
+
 
 def check_root(root: Path) -> Path:
     """Resolve a repository root and refuse dangerous ones.

@@ -1,5 +1,6 @@
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -93,19 +94,49 @@ def test_an_indexed_file_that_cannot_be_read_now_is_neither_updated_nor_removed(
     target.write_text("def changed():\n    pass\n")
     target.chmod(0)
     try:
-        script = (
-            "import json, sys; from pathlib import Path;"
-            "from repocontext.settings import Settings;"
-            "from repocontext.workspace import Workspace;"
-            "s = Settings(data_dir=Path(sys.argv[1]), workspace_root=Path(sys.argv[2]));"
-            "ws = Workspace.open(s); r = ws.index.changed('demo');"
-            "print(json.dumps([r.added, r.updated, r.removed])); ws.close()"
-        )
-        data_dir = workspace.settings.data_dir  # (opened by a second process too: LMDB)
-        command = [sys.executable, "-c", script, str(data_dir), str(repo.parent)]
-        if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
-            command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
-        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        out = unprivileged(workspace, repo, "r = ws.index.changed('demo')")
     finally:
         target.chmod(0o644)
-    assert json.loads(out) == [[], [], []]
+    assert out == [[], [], []]
+
+
+@pytest.mark.parametrize("git_listing", [True, False])
+def test_the_files_of_a_directory_that_cannot_be_listed_now_are_kept(workspace, repo, git_listing):
+    if not git_listing:
+        shutil.rmtree(repo / ".git")  # a plain walk
+    workspace.bootstrap(repo, background=False)
+    sealed = repo / "pkg"
+    sealed.chmod(0)
+    try:
+        changed = unprivileged(workspace, repo, "r = ws.index.changed('demo')")
+        rerun = unprivileged(
+            workspace,
+            repo,
+            "p = ws.bootstrap(Path(sys.argv[2]) / 'demo', 'demo', background=False);"
+            "r = ws.index.changed('demo')",
+        )
+    finally:
+        sealed.chmod(0o755)
+    assert changed == [[], [], []]
+    assert rerun == [[], [], []]
+    assert workspace.index.outline("demo", "pkg/util.py").exists  # still indexed
+
+
+def unprivileged(workspace, repo, statement: str) -> list[list[str]]:
+    """Run ``statement`` (binding ``r`` to a drift report) in a second process that the
+    file modes apply to; return ``[added, updated, removed]``."""
+    script = (
+        "import json, sys; from pathlib import Path;"
+        "from repocontext.settings import Settings;"
+        "from repocontext.workspace import Workspace;"
+        "s = Settings(data_dir=Path(sys.argv[1]), workspace_root=Path(sys.argv[2]),"
+        " embedder='off');"
+        f"ws = Workspace.open(s); {statement};"
+        "print(json.dumps([r.added, r.updated, r.removed])); ws.close()"
+    )
+    data_dir = workspace.settings.data_dir  # (opened by a second process too: LMDB)
+    command = [sys.executable, "-c", script, str(data_dir), str(repo.parent)]
+    if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[-1])
