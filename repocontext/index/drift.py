@@ -17,8 +17,8 @@ from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
 from repocontext.index.fingerprint import git_blob_id, is_binary_file
 from repocontext.index.nodes import stat_matches
 from repocontext.index.walk import WalkOptions, is_directory, keyable, resolve_path, walk
-from repocontext.store import XREF, Store
-from repocontext.store.keys import xref_key
+from repocontext.index.xref_records import stored_xref
+from repocontext.store import Store
 
 __all__ = ["DriftReport", "ImpactedFile", "detect_drift", "scope_matches", "scope_prefix"]
 
@@ -56,7 +56,9 @@ def scope_prefix(root: Path, scope: str | None) -> str:
     """Turn a caller's scope path into a repository-relative prefix ("" for everything).
 
     An existing directory gets a trailing ``/``; any other path is returned bare and means
-    that file, or that directory if it no longer exists (see :func:`scope_matches`).
+    that file, or that directory if it no longer exists (see :func:`scope_matches`). The
+    directories on the way are resolved, not the last name: a symlink is the walk's entry of
+    that name (followed, or reported, by the walk), never the file it points at.
 
     Raises:
         PathOutsideWorkspaceError: The scope resolves outside the indexed root.
@@ -67,7 +69,11 @@ def scope_prefix(root: Path, scope: str | None) -> str:
     if "\x00" in scope:
         raise InvalidInputError("the scope path holds a NUL byte")
     candidate = Path(scope)
-    full = resolve_path(candidate if candidate.is_absolute() else root / candidate)
+    named = candidate if candidate.is_absolute() else root / candidate
+    if named.name in ("", ".", ".."):
+        full = resolve_path(named)
+    else:
+        full = resolve_path(named.parent) / named.name
     if not full.is_relative_to(root):
         raise PathOutsideWorkspaceError(
             f"scope {scope!r} resolves outside the indexed root {root}",
@@ -76,7 +82,7 @@ def scope_prefix(root: Path, scope: str | None) -> str:
     rel = full.relative_to(root).as_posix()
     if rel == ".":
         return ""
-    return rel + "/" if is_directory(full) else rel
+    return rel + "/" if is_directory(full) and not full.is_symlink() else rel
 
 
 def scope_matches(path: str, prefix: str) -> bool:
@@ -101,9 +107,10 @@ def detect_drift(
         PathOutsideWorkspaceError: The scope resolves outside the indexed root.
     """
     started = time.perf_counter()
-    prefix = scope_prefix(root, scope)
-    # A bare path is a file, or a directory deleted since: walk only those two scopes.
-    scopes = [prefix] if prefix.endswith("/") or not prefix else [prefix, prefix + "/"]
+    # A path is a file or a directory, and may have been the other one when last indexed
+    # (deleted, or replaced by a directory of that name): walk and compare both.
+    prefix = scope_prefix(root, scope).rstrip("/")
+    scopes = [prefix, prefix + "/"] if prefix else [prefix]
     result = walk(root, options, scope=scopes)
     entries = [e for e in result.entries if scope_matches(e.path, prefix)]
     added: list[str] = []
@@ -156,10 +163,7 @@ def _impacted(
 ) -> list[ImpactedFile]:
     found: dict[str, str] = {}
     for path in paths:
-        record = store.get(XREF, xref_key(repo_id, f"in:{path}"))
-        value: dict[str, Any] = (
-            record.value if record is not None and isinstance(record.value, dict) else {}
-        )
+        value = stored_xref(store, repo_id, f"in:{path}")
         # Covering tests first: a test that also imports the file is reported as covering it.
         for link in value.get("coveringTests") or []:
             if isinstance(link, dict):

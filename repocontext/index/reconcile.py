@@ -11,13 +11,17 @@
 Events under ``.git``, the store's own directory and the usual tool caches are ignored, and
 the scoped refresh applies the repository's own filters (git's ignore rules, globs), so
 ignored files never reach the index. When watching cannot start (no inotify, too many
-directories for the watch limit) the loop logs why and falls back to polling.
+directories for the watch limit) the loop logs why and falls back to polling. When the
+watcher stops on an event it cannot report (a file name that is not UTF-8), it is started
+again, and its catch-up pass takes in what the lost batch held; only repeated failures
+(:data:`MAX_RESTARTS` within :data:`RESTART_WINDOW_S`) fall back to polling.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +38,8 @@ ReconcileMode = Literal["watch", "poll", "off"]
 DEBOUNCE_MS: Final = 50
 STEP_MS: Final = 20
 TICK_MS: Final = 1000
+MAX_RESTARTS: Final = 5
+RESTART_WINDOW_S: Final = 60.0
 
 _log = logging.getLogger(__name__)
 
@@ -73,6 +79,8 @@ class Reconciler:
         self._thread: threading.Thread | None = None
         self.batches = 0
         """How many event batches were applied (for tests and stats)."""
+        self.restarts = 0
+        """How many times the watcher was started again after it failed."""
         self.watching = threading.Event()
         """Set once the watcher runs and the catch-up pass after its start is done."""
 
@@ -93,13 +101,23 @@ class Reconciler:
     # -- loop --------------------------------------------------------------------------
 
     def _loop(self) -> None:
+        failures: list[float] = []
         while not self._stop.is_set():
             roots = self._roots()
             if self.mode == "watch" and roots:
                 try:
                     self._watch(roots)
                     continue
-                except (OSError, RuntimeError) as exc:
+                except RuntimeError as exc:  # (the watcher's own errors are RuntimeErrors)
+                    now = time.monotonic()
+                    failures = [t for t in failures if now - t < RESTART_WINDOW_S] + [now]
+                    if len(failures) <= MAX_RESTARTS:
+                        _log.warning("file watching stopped (%s); restarting it", exc)
+                        self.restarts += 1
+                        continue
+                    _log.warning("file watching keeps failing (%s); polling instead", exc)
+                    self.mode = "poll"
+                except OSError as exc:
                     _log.warning("file watching failed (%s); polling instead", exc)
                     self.mode = "poll"
             if self._stop.wait(self.interval_seconds if roots else 1.0):

@@ -41,9 +41,10 @@ from repocontext.index.job import (
 from repocontext.index.nodes import file_text
 from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import load_projections
-from repocontext.index.walk import WalkOptions, resolve_path
-from repocontext.store import STRUCTURAL, VECTOR_METADATA, XREF, Clock, Store, Value, repo_record
-from repocontext.store.keys import file_key, repo_key, vec_key, xref_key
+from repocontext.index.walk import WalkOptions, keyable, resolve_path
+from repocontext.index.xref_records import stored_xref
+from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store, Value, repo_record
+from repocontext.store.keys import file_key, repo_key, vec_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
@@ -179,14 +180,19 @@ class IndexService:
         root = Path(str(repo.get("root")))
         scope: set[str] = set()
         for path in paths:
-            prefix = scope_prefix(root, path)
-            scope.add(prefix)
-            if prefix and not prefix.endswith("/") and not (root / prefix).exists():
-                scope.add(prefix + "/")  # gone: it may have been a directory
+            prefix = scope_prefix(root, path).rstrip("/")
+            if prefix and not keyable(repo_id, prefix):
+                # (no file of that name can be indexed, none under it either: a name with a
+                # control character, or too long for a key)
+                _log.warning("refresh of %s skips %r: no store key can hold it", repo_id, prefix)
+                continue
+            # A file or a directory; it may have been the other one (deleted, or replaced by
+            # a directory of that name): both are refreshed.
+            scope.update((prefix, prefix + "/") if prefix else ("",))
+        if not scope:
+            return IndexProgress(phase="reconciling")  # nothing that can be indexed
         options = WalkOptions.from_wire(repo.get("filters"))
-        return self._execute(
-            repo_id, root, options, None, scope=sorted(scope) or None, keep_fresh=True
-        )
+        return self._execute(repo_id, root, options, None, scope=sorted(scope), keep_fresh=True)
 
     def reindex(self, repo_id: str) -> IndexProgress:
         """Run a full incremental pass with the repository's stored root and filters.
@@ -455,8 +461,7 @@ class IndexService:
         return record.value if record is not None and isinstance(record.value, dict) else None
 
     def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
-        record = self.store.get(XREF, xref_key(repo_id, name))
-        return record.value if record is not None and isinstance(record.value, dict) else {}
+        return stored_xref(self.store, repo_id, name)
 
 
 def file_path(repo: Mapping[str, Any], path: str) -> str:

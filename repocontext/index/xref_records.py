@@ -10,13 +10,37 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from repocontext.errors import InvalidKeyError
 from repocontext.index.model import Link
 from repocontext.index.resolve import IMPORT, REFERENCE
+from repocontext.store import XREF, Store
+from repocontext.store.keys import xref_key
 
-__all__ = ["MAX_USERS", "in_record", "links_of_out_record", "name_record", "out_record"]
+__all__ = [
+    "MAX_USERS",
+    "in_record",
+    "links_of_out_record",
+    "name_record",
+    "out_record",
+    "stored_xref",
+]
 
 MAX_USERS: Final = 200
 """A name record lists at most this many users (in path order) beside their count."""
+
+
+def stored_xref(store: Store, repo_id: str, name: str) -> dict[str, Any]:
+    """The stored xref record ``name`` (``out:{path}``, ``in:{path}``, ``name:{name}``).
+
+    Empty when there is none, also when no key can hold the name: the links of a file
+    nested too deep for one (its node has a key, the longer xref key does not) are
+    computed but never stored.
+    """
+    try:
+        record = store.get(XREF, xref_key(repo_id, name))
+    except InvalidKeyError:
+        return {}
+    return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
 
 
 def links_of_out_record(path: str, record: Mapping[str, Any] | None) -> list[Link]:

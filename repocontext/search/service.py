@@ -31,18 +31,18 @@ from typing import Any, Final, Literal
 from repocontext.errors import (
     FeedTrimmedError,
     InvalidInputError,
-    InvalidKeyError,
     NotFoundError,
     StoreFullError,
 )
 from repocontext.index.nodes import file_text
+from repocontext.index.xref_records import stored_xref
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
 from repocontext.search.semantic import SemanticService, memory_key_of
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
-from repocontext.store import MEMORY, STRUCTURAL, XREF, Store, repo_record
-from repocontext.store.keys import family_prefix, file_key, repo_key, xref_key
+from repocontext.store import MEMORY, STRUCTURAL, Store, repo_record
+from repocontext.store.keys import family_prefix, file_key, repo_key
 
 __all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
 
@@ -330,11 +330,7 @@ class SearchService:
         return ranked[:GRAPH_SEEDS] + sorted(tail, key=lambda h: (-h.score, h.path))
 
     def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
-        try:
-            record = self.store.get(XREF, xref_key(repo_id, name))
-        except InvalidKeyError:
-            return {}
-        return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+        return stored_xref(self.store, repo_id, name)
 
     def _fallback_path(self) -> str:
         if self.semantic is None or not self.semantic.enabled:

@@ -140,3 +140,27 @@ def unprivileged(workspace, repo, statement: str) -> list[list[str]]:
         command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     return json.loads(out.splitlines()[-1])
+
+
+def test_a_symlink_scope_is_the_link_itself_not_its_target(workspace, repo, tmp_path):
+    workspace.bootstrap(repo, background=False)
+    (repo / "dangling.py").symlink_to(repo / "pkg/gone.py")
+    (repo / "out.py").symlink_to(tmp_path / "elsewhere.py")
+    (repo / "pkg/util.py").write_text("def edited():\n    pass\n")
+    for link in ("dangling.py", "out.py"):  # reported by the walk, skipped: nothing changed
+        report = workspace.index.changed("demo", link)
+        assert (report.added, report.updated, report.removed) == ([], [], []), link
+    with pytest.raises(PathOutsideWorkspaceError):  # a directory on the way still counts
+        workspace.index.changed("demo", "pkg/../../elsewhere.py")
+
+
+def test_a_file_too_deep_for_its_link_records_still_answers_related(workspace, repo):
+    deep = "/".join(["d"] * 120) + "/m.py"
+    (repo / deep).parent.mkdir(parents=True)
+    (repo / deep).write_text("from pkg.util import parse\n")
+    workspace.bootstrap(repo, background=False)
+    related = workspace.index.related("demo", deep)
+    assert related.exists and related.imports == []  # computed, but no key holds them
+    assert workspace.index.outline("demo", deep).exists
+    (repo / deep).write_text("import os\n")
+    assert workspace.index.changed("demo").updated == [deep]

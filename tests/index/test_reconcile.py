@@ -215,3 +215,52 @@ def test_a_run_outside_a_background_thread_reports_running_not_interrupted(works
     )
     assert seen and {(s.status, s.error) for s in seen} == {("running", None)}
     assert workspace.index.status("demo").status == "completed"
+
+
+def test_a_refresh_skips_what_it_cannot_index_and_applies_the_rest(workspace, repo, tmp_path):
+    workspace.bootstrap(repo, background=False)
+    outside = tmp_path / "outside.py"
+    outside.write_text("secret = 1\n")
+    (repo / "host.py").symlink_to(outside)  # leaves the root: reported, not followed
+    (repo / "inlink.py").symlink_to(repo / "pkg/util.py")  # inside: the link is a file
+    (repo / "new\nline.py").write_text("x = 1\n")  # no store key can hold the name
+    (repo / "b.py").write_text("def b():\n    pass\n")
+    workspace.index.refresh("demo", ["host.py", "inlink.py", "new\nline.py", "b.py"])
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "b.py" in nodes and "inlink.py" in nodes
+    assert "host.py" not in nodes and "pkg/util.py" in nodes
+    assert symbol_names(workspace, "inlink.py") == symbol_names(workspace, "pkg/util.py")
+    assert workspace.index.refresh("demo", ["new\nline.py"]).files_read == 0
+
+
+def test_a_file_replaced_by_a_directory_of_its_name_is_refreshed_as_both(workspace, repo):
+    workspace.bootstrap(repo, background=False)
+    (repo / "pkg/app.py").unlink()
+    (repo / "pkg/app.py").mkdir()
+    (repo / "pkg/app.py/inner.py").write_text("def inner():\n    pass\n")
+    report = workspace.index.changed("demo", "pkg/app.py")
+    assert (report.added, report.removed) == (["pkg/app.py/inner.py"], ["pkg/app.py"])
+    workspace.index.refresh("demo", ["pkg/app.py"])
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "pkg/app.py" not in nodes and "pkg/app.py/inner.py" in nodes
+    shutil.rmtree(repo / "pkg/app.py")  # and back: a directory replaced by a file
+    (repo / "pkg/app.py").write_text("def again():\n    pass\n")
+    workspace.index.refresh("demo", ["pkg/app.py"])
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "pkg/app.py/inner.py" not in nodes and symbol_names(workspace, "pkg/app.py") == ["again"]
+    assert projections(workspace) == rebuilt(workspace)
+
+
+def test_the_watcher_restarts_after_a_name_it_cannot_report(tmp_path, repo):
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="watch")
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        workspace.start_background()
+        reconciler = workspace.reconciler
+        assert reconciler is not None and reconciler.watching.wait(30)
+        with open(bytes(repo) + b"/\xffbad.py", "wb") as handle:
+            handle.write(b"x = 1\n")
+        assert wait_for(lambda: reconciler.restarts >= 1)
+        (repo / "pkg/util.py").write_text("def after_restart():\n    pass\n")
+        assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["after_restart"])
+        assert reconciler.mode == "watch"
