@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -352,3 +353,39 @@ def test_a_first_pass_killed_with_its_process_is_resumed_when_a_server_starts(
         assert workspace.get_repo("proj").indexed_at is not None
         # One registered but never indexed (no failed run) is left alone.
         assert workspace.index.status("proj2").status == "none"
+
+
+def test_a_run_is_refused_while_another_process_holds_the_run_lock(tmp_path: Path) -> None:
+    repo = tmp_path / "ws" / "proj"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "a.py").write_text("def a():\n    pass\n")
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        # Another process between the lock and its "running" status (two runs started at
+        # once both passed a check of the status before either wrote it).
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from repocontext.store import Store\n"
+                "with Store.open(sys.argv[1]) as s, s.exclusive('index:proj') as held:\n"
+                "    print(held, flush=True); sys.stdin.read()",
+                str(tmp_path / "data"),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+            with pytest.raises(IndexRunningError, match="another process") as caught:
+                workspace.bootstrap(repo, background=False)
+            assert caught.value.code == "index.running"
+            with pytest.raises(IndexRunningError):
+                workspace.remove_repo("proj")
+        finally:
+            assert holder.stdin is not None
+            holder.stdin.close()
+            holder.wait(30)
+        assert workspace.bootstrap(repo, background=False).status == "completed"

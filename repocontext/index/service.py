@@ -16,7 +16,7 @@ import os
 import posixpath
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -332,7 +332,7 @@ class IndexService:
             IndexRunningError: A run of the repository is in progress (in this process or
                 another), or a refresh did not end within ``timeout`` seconds.
         """
-        self._refuse_foreign_run(repo_id)
+        self._refuse_foreign_run(repo_id, locked_elsewhere=False)
         lock = self._repo_lock(repo_id)
         if not lock.acquire(blocking=False):
             if self._stored_run(repo_id) is not None:
@@ -340,8 +340,9 @@ class IndexService:
             if not lock.acquire(timeout=timeout):
                 raise IndexRunningError(f"a refresh of {repo_id!r} did not end in {timeout} s")
         try:
-            self._refuse_foreign_run(repo_id)  # another process may have started one meanwhile
-            yield
+            with self.store.exclusive(f"index:{repo_id}") as held:  # (see _execute)
+                self._refuse_foreign_run(repo_id, locked_elsewhere=not held)
+                yield
         finally:
             self._states.pop(repo_id, None)
             lock.release()
@@ -355,12 +356,14 @@ class IndexService:
         index = value.get("index")
         return index if isinstance(index, dict) and index.get("status") == "running" else None
 
-    def _refuse_foreign_run(self, repo_id: str) -> None:
+    def _refuse_foreign_run(self, repo_id: str, *, locked_elsewhere: bool) -> None:
         run = self._stored_run(repo_id)
         pid = run.get("pid") if run is not None else None
-        if pid != os.getpid() and self._alive(repo_id, pid):
+        foreign = isinstance(pid, int) and pid != os.getpid()
+        if locked_elsewhere or (foreign and self._alive(repo_id, pid)):
+            where = f"process {pid}" if foreign else "another process"
             raise IndexRunningError(
-                f"an index run of {repo_id!r} is in progress in process {pid}",
+                f"an index run of {repo_id!r} is in progress in {where}",
                 hint="Wait until repocontext_index_status reports completed or failed "
                 "(or stop that process), then call again.",
             )
@@ -376,7 +379,7 @@ class IndexService:
         started: threading.Event | None = None,
         keep_fresh: bool = False,
     ) -> IndexProgress:
-        with self._repo_lock(repo_id):
+        with self._repo_lock(repo_id), ExitStack() as run_lock:
             try:
                 # Checked under the lock: a removal or reset may have held it since the
                 # caller looked, and a job must not write its records back.
@@ -384,7 +387,10 @@ class IndexService:
                 if keep_fresh and not repo.get("indexedAt"):
                     return IndexProgress(phase="reconciling")  # reset: stays unindexed
                 root = _checked_root(repo_id, repo, root)
-                self._refuse_foreign_run(repo_id)  # one run at a time across processes too
+                # One run at a time across processes too: a lock the kernel drops with its
+                # holder (two runs started at once both passed a check of the status).
+                held = run_lock.enter_context(self.store.exclusive(f"index:{repo_id}"))
+                self._refuse_foreign_run(repo_id, locked_elsewhere=not held)
                 job = IndexJob(
                     self.store,
                     repo_id,

@@ -97,6 +97,14 @@ class Backend(Protocol):
         """Return physical statistics."""
         ...
 
+    def exclusive(self, name: str) -> AbstractContextManager[bool]:
+        """Hold the lock ``name`` against other processes for the ``with`` block.
+
+        Yields False, holding nothing, when another process holds it. The lock goes with
+        its holder, also when the process is killed.
+        """
+        ...
+
     def close(self) -> None:
         """Release the engine; later calls raise ``StoreUnavailableError``."""
         ...

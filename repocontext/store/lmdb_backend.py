@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import errno
+import fcntl
+import hashlib
 import os
 import threading
 import time
@@ -331,6 +333,29 @@ class LmdbBackend:
     def _adopt_map(self) -> None:
         with self._gate.exclusive():
             self._env.set_mapsize(0)
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """Hold the lock ``name`` against other processes (``flock`` on a file of the store).
+
+        Yields False, holding nothing, when another process holds it. The kernel drops the
+        lock with its holder, also when the process is killed.
+        """
+        if self.read_only:
+            raise StoreReadOnlyError(f"the store at {self.path} is open read-only")
+        locks = self.path / "locks"
+        locks.mkdir(exist_ok=True)
+        digest = hashlib.sha256(name.encode()).hexdigest()[:32]
+        fd = os.open(locks / f"{digest}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)  # (closing releases the lock)
 
     def stats(self) -> BackendStats:
         """Return map size, page use, file size and entries per tree."""

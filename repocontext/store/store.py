@@ -12,6 +12,7 @@ import secrets
 import struct
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final, TypeVar
 
@@ -132,6 +133,17 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def exclusive(self, name: str) -> AbstractContextManager[bool]:
+        """Hold the lock ``name`` against other processes for the ``with`` block.
+
+        Yields False, holding nothing, when another process holds it; the lock is dropped
+        with its holder, also when that process is killed.
+
+        Raises:
+            StoreReadOnlyError: The store is open read-only.
+        """
+        return self.backend.exclusive(name)
 
     def close(self) -> None:
         """Close the store (idempotent)."""
