@@ -258,6 +258,14 @@ class IndexService:
             counters["vectors"] = embedding.get("vectors", 0)
             if status == "completed" and embedding.get("status") == "running":
                 status, phase = "running", "embedding"
+                pid = embedding.get("pid")
+                if isinstance(pid, int) and pid != os.getpid() and not _pid_alive(pid):
+                    status = "failed"
+                    error = {
+                        "code": "index.interrupted",
+                        "message": "the embedding pass stopped before finishing; the next run "
+                        "(or a server start) embeds what is missing",
+                    }
         return IndexStatus(
             repo_id=repo_id,
             status=status,
@@ -444,13 +452,7 @@ class IndexService:
             # Every run of this process (background, foreground, reconcile refresh or pass)
             # records "running" and ends its record while it holds the repository's lock.
             return self._repo_lock(repo_id).locked()
-        if not isinstance(pid, int):
-            return False
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
+        return isinstance(pid, int) and _pid_alive(pid)
 
     def _embedding(self, repo_id: str) -> dict[str, Any]:
         record = self.store.get(VECTOR_METADATA, vec_key(repo_id, "status"))
@@ -525,3 +527,11 @@ def _checked_root(repo_id: str, repo: dict[str, Any], root: Path) -> Path:
 
 def _changed(progress: IndexProgress) -> bool:
     return bool(progress.files_added or progress.files_updated or progress.files_removed)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return True

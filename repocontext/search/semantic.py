@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
 import threading
 import time
@@ -273,6 +274,7 @@ class SemanticService:
         servable = prior.get("space") == space and _servable(prior)
         status = {
             "status": "running",
+            "pid": os.getpid(),  # (a pass whose process died reads as interrupted)
             "space": space,
             "chunksDone": 0,
             "chunksTotal": total,

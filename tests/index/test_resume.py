@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from repocontext.settings import Settings
-from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, XREF
+from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, VECTOR_METADATA, XREF
+from repocontext.store.keys import vec_key
 from repocontext.workspace import Workspace
 
 WORKER = str(Path(__file__).with_name("index_worker.py"))
@@ -73,3 +74,23 @@ def test_a_run_killed_mid_way_is_finished_by_the_next_one_with_the_same_records(
     )
     assert "DONE" in result.stdout, result.stderr
     assert snapshot(killed, root) == snapshot(clean, root)
+
+
+def test_an_embedding_pass_whose_process_died_reads_as_interrupted(tmp_path, repo_factory):
+    root = repo_factory(tmp_path / "ws" / "gen", generated_tree(20))
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=root.parent, embedder="off")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(30)  # a process that has ended
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(root, "gen", background=False)
+        running = {"status": "running", "chunksDone": 3, "chunksTotal": 9, "vectors": 0}
+        key = vec_key("gen", "status")
+        workspace.store.put(VECTOR_METADATA, key, {**running, "pid": os.getpid()})
+        assert (workspace.index.status("gen").status, workspace.index.status("gen").phase) == (
+            "running",
+            "embedding",
+        )
+        workspace.store.put(VECTOR_METADATA, key, {**running, "pid": gone.pid})
+        died = workspace.index.status("gen")
+        assert died.status == "failed" and died.error["code"] == "index.interrupted"
+        assert died.counters["chunks"] == 3
