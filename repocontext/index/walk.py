@@ -397,6 +397,8 @@ def _walk_files(
     specs = {} if specs is None else specs
 
     def unlisted(error: OSError) -> None:
+        if error.errno in (errno.ENOENT, errno.ENOTDIR):
+            return  # (a scope directory that is gone, or a file now: nothing to list)
         where = Path(error.filename or root).relative_to(root).as_posix()
         issues.append(WalkIssue(printable_path(where), f"unreadable: {error.strerror}"))
 

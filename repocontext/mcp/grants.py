@@ -10,7 +10,9 @@ on every ``tools/call``:
    scoped to some repositories registers a directory only under that directory's own name,
    so it cannot point a granted id at another repository;
 3. otherwise the tool runs with the grant as :func:`repocontext.auth.current_grant`, so tools
-   that list across repositories filter by it.
+   that list across repositories filter by it. Arguments that do not fit the tool's input
+   schema (a missing ``path``, a number for a string) are refused with ``input.invalid``
+   naming each field, like every other tool error (the SDK's own text is a pydantic dump).
 
 Every call is observed in :class:`repocontext.telemetry.Telemetry` (tool, outcome, latency).
 """
@@ -23,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import ValidationError
 
 from repocontext.auth import Grant, check_key, check_repo, granted
 from repocontext.errors import RepoContextError, RepoForbiddenError, ToolForbiddenError
@@ -88,7 +92,12 @@ class GrantedServer(MCPServer):
                 outcome = "forbidden"
                 return error_result(refusal.code, refusal.message, refusal.hint)
             with granted(self.grant):
-                result = await super().call_tool(name, arguments, context)
+                try:
+                    result = await super().call_tool(name, arguments, context)
+                except ToolError as exc:
+                    if not isinstance(exc.__cause__, ValidationError):
+                        raise
+                    return _invalid_arguments(name, exc.__cause__)
             if not (isinstance(result, CallToolResult) and result.is_error):
                 outcome = "ok"
             return result
@@ -129,3 +138,17 @@ class GrantedServer(MCPServer):
         except RepoContextError as exc:
             return exc
         return None
+
+
+def _invalid_arguments(tool: str, error: ValidationError) -> CallToolResult:
+    """``input.invalid`` naming each argument that does not fit the tool's input schema."""
+    problems = [
+        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+        for item in error.errors()[:10]
+    ]
+    return error_result(
+        "input.invalid",
+        f"{tool} got arguments that do not fit its input schema: {'; '.join(problems)}",
+        "Call again with the arguments its input schema names (tools/list), camelCase, "
+        "each of its type.",
+    )

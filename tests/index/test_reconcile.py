@@ -264,3 +264,12 @@ def test_the_watcher_restarts_after_a_name_it_cannot_report(tmp_path, repo):
         (repo / "pkg/util.py").write_text("def after_restart():\n    pass\n")
         assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["after_restart"])
         assert reconciler.mode == "watch"
+
+
+def test_a_refresh_removes_a_deleted_file_without_git_too(workspace, repo):
+    shutil.rmtree(repo / ".git")  # a plain walk: the scope's directory form does not exist
+    workspace.bootstrap(repo, background=False)
+    (repo / "pkg/app.py").unlink()
+    assert workspace.index.refresh("demo", ["pkg/app.py"]).files_removed == 1
+    assert "pkg/app.py" not in load_file_nodes(workspace.store, "demo")
+    assert workspace.index.status("demo").issues == []

@@ -132,6 +132,11 @@ async def test_index_tools_refuse_bad_input_with_stable_codes(served, tmp_path):
             await client.call_tool("repocontext_outline", {"repoId": "proj", "path": "nope.py"})
         )
         assert absent["exists"] is False
+        # Arguments that do not fit the input schema: the same {code, message, hint} body.
+        for arguments in ({"repoId": "proj"}, {"repoId": "proj", "path": 123}):
+            schema = error(await client.call_tool("repocontext_outline", arguments))
+            assert schema["code"] == "input.invalid" and schema["message"].count("path: ") == 1
+            assert "input schema" in schema["hint"]
 
 
 @pytest.mark.timeout(60)
