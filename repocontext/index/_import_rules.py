@@ -56,6 +56,27 @@ def _python(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[
     return []
 
 
+def third_party_names(path: str, imports: Iterable[ImportRef], files: RepoFiles) -> set[str]:
+    """The names a Python file takes from modules that are not in the repository.
+
+    ``from copy import copy`` or ``import numpy.linalg``: the imported names and the
+    module's segments (``copy``; ``numpy``, ``linalg``) name the library's things, never the
+    repository's own ``copy``. An import is third-party when no directory its absolute
+    imports may start from holds its first segment (the rule :func:`_python` rejects it by).
+    """
+    found: set[str] = set()
+    for ref in imports:
+        if ref.kind != "python" or ref.level:
+            continue
+        first = ref.spec.partition(".")[0]
+        roots = files.python_roots.get(_dir(path), ("", "src"))
+        if any(_join(root, first) in files.python_prefixes for root in roots):
+            continue
+        found.update(ref.spec.split("."))
+        found.update(name for name in ref.names if name != "*")
+    return found
+
+
 def _js(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
     spec = ref.spec
     if not (spec in (".", "..") or spec.startswith(("./", "../"))):

@@ -79,7 +79,7 @@ __all__ = [
     "record_digest",
 ]
 
-PROJECTION_FORMAT: Final = 9
+PROJECTION_FORMAT: Final = 10
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
@@ -413,7 +413,12 @@ class ProjectionState:
             imports = resolve_imports(path, facts.outline, self._files)
             imported = {link.target for link in imports}
             refs = reference_links(
-                path, facts.outline, self._definers, imported, references=facts.refs
+                path,
+                facts.outline,
+                self._definers,
+                imported,
+                references=facts.refs,
+                files=self._files,
             )
             new = imports + refs
         self._link(path, new, affected)

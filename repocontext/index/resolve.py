@@ -30,6 +30,7 @@ from repocontext.index._import_rules import (
     python_prefixes,
     python_roots,
     stem,
+    third_party_names,
 )
 from repocontext.index.facts import local_scopes
 from repocontext.index.languages import is_test_path, language_for
@@ -76,7 +77,8 @@ REFERENCE_STOPLIST: Final = frozenset((
     "to_s", "to_a", "to_h", "to_i", "to_f", "to_sym", "inspect", "each", "remove", "contains",
     "add", "delete", "insert", "clear", "resolve", "into_iter", "iter", "iter_mut", "recv",
     "send", "unwrap", "expect", "is_empty", "isempty", "empty", "content", "join", "split",
-    "strip", "replace", "sort", "filter", "find", "apply",
+    "strip", "replace", "sort", "filter", "find", "apply", "message", "pop", "fetch",
+    "empty?", "copy", "setdefault", "update", "gettype",
 ))
 # fmt: on
 _NOT_DEFINITIONS: Final = frozenset({"impl"})
@@ -264,6 +266,7 @@ def reference_links(
     imported: Collection[str] = (),
     *,
     references: Iterable[str] | None = None,
+    files: RepoFiles | None = None,
 ) -> list[Link]:
     """Link a file to the files defining the names it references.
 
@@ -284,6 +287,9 @@ def reference_links(
         symbol_index: Name -> defining files, from :func:`build_symbol_index`.
         imported: The files this file imports (targets of its ``import`` links).
         references: The names to resolve, when not the outline's own ``references``.
+        files: The repository's file set; given, the names a Python file imports from
+            third-party modules (``from copy import copy``) are not resolved (see
+            :func:`~repocontext.index._import_rules.third_party_names`).
 
     Returns:
         One ``reference`` link per target, sorted by target, names sorted.
@@ -296,6 +302,10 @@ def reference_links(
     by_target: dict[str, list[str]] = defaultdict(list)
     # Set intersection (in C) first: most referenced names are defined nowhere in the repository.
     used = outline.references if references is None else references
+    if files is not None and outline.language == "python":
+        external = third_party_names(path, outline.imports, files)
+        if external:
+            used = [name for name in used if name not in external]
     for name in symbol_index.keys() & used:
         definers = symbol_index[name]
         if len(definers) > MAX_DEFINING_FILES or len(name) < 3:
@@ -339,7 +349,8 @@ def link_repository(outlines: Mapping[str, FileOutline], files: RepoFiles) -> li
     for path in sorted(outlines):
         imports = resolve_imports(path, outlines[path], files)
         links += imports
-        links += reference_links(path, outlines[path], index, {i.target for i in imports})
+        targets = {i.target for i in imports}
+        links += reference_links(path, outlines[path], index, targets, files=files)
     return links
 
 

@@ -22,7 +22,8 @@ from repocontext.store.records import pack
 # format 7 a name a source and a test file define, used by a file importing neither; format 8
 # a C file naming what a header and its source define without including the header, a C#
 # alias of a generic type and a Rust `#[path]` module; format 9 a name of the standard
-# collections' methods, defined once in the repository).
+# collections' methods, defined once in the repository; format 10 a name imported from a
+# third-party Python module).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -33,6 +34,7 @@ RECORDED = {
     7: "68c1450d9f9d1d172510f536d0734a5929d4fbe0e9688247064eaeeb5562e3b1",
     8: "b4a4b84082b20c7c79b8163cb8bdab304ac8969ec23c6f9918c214fa7fb9e545",
     9: "049e23efa33deeef92edfbc68df8229be8b374f5a86800aaa9af4ab626ad7c64",
+    10: "539b1b056a0e0eeb5707ed0bed338861cbba1b51f6b88f5f6d508b6be6fde8bb",
 }
 
 
@@ -74,6 +76,11 @@ OUTLINES = {
         references=("Helper", "parse", "render", "render_page", "tokenize"),
     ),
     "pkg/extra.py": FileOutline("python", references=("Helper", "remove")),  # (no link)
+    "pkg/third.py": FileOutline(  # `parse` of a third-party module: no link to pkg/util.py
+        "python",
+        imports=(ImportRef("parsers", "python", 1, names=("parse",)),),
+        references=("parse",),
+    ),
     "pkg/store.py": FileOutline(
         "python", symbols=(sym("function", "remove", "pkg.store.remove", 1),)
     ),

@@ -616,8 +616,8 @@ def test_an_ambiguous_name_links_only_to_the_defining_files_it_imports() -> None
 
 
 def test_a_file_that_is_not_a_test_never_links_to_a_test_files_names() -> None:
-    index = {"fake_fetch": frozenset({"tests/test_api.py"}), "fetch": frozenset({"api.py"})}
-    refs = ("fake_fetch", "fetch")
+    index = {"fake_download": frozenset({"tests/test_api.py"}), "download": frozenset({"api.py"})}
+    refs = ("fake_download", "download")
     source = reference_links("client.py", outline("python", refs=refs), index)
     test = reference_links("tests/test_client.py", outline("python", refs=refs), index)
     assert [link.target for link in source] == ["api.py"]
@@ -677,6 +677,32 @@ def test_names_defined_in_too_many_files_make_no_reference_link() -> None:
     index = {"handler": many, "handle": many - {"m0.py"}}
     links = reference_links("app.py", outline("python", refs=("handle", "handler")), index, many)
     assert {link.names for link in links} == {("handle",)}
+
+
+def test_names_a_python_file_imports_from_third_party_modules_make_no_reference_link() -> None:
+    files = RepoFiles.build(["app.py", "lib/copying.py", "lib/__init__.py", "lib/versions.py"])
+    index = {
+        "copy": frozenset({"lib/copying.py"}),
+        "get_version": frozenset({"lib/versions.py"}),
+        "linalg": frozenset({"lib/copying.py"}),
+    }
+    imports = (
+        ImportRef("copy", "python", 1, names=("copy",)),  # the standard library's
+        ImportRef("themes", "python", 2, names=("get_version",)),  # a third-party package
+        ImportRef("numpy.linalg", "python", 3),
+        ImportRef("lib", "python", 4, names=("versions",)),  # the repository's own
+    )
+    out = FileOutline("python", imports=imports, references=("copy", "get_version", "linalg"))
+    assert reference_links("app.py", out, index, files=files) == []
+    own = FileOutline(
+        "python", imports=(ImportRef("lib.versions", "python", 1),), references=("get_version",)
+    )
+    links = reference_links("app.py", own, index, files=files)
+    assert [link.target for link in links] == ["lib/versions.py"]
+    assert [link.target for link in reference_links("app.py", out, index)] == [
+        "lib/copying.py",  # (without the file set nothing is known about the imports)
+        "lib/versions.py",
+    ]
 
 
 def test_short_and_stoplisted_names_make_no_reference_link() -> None:
