@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
-from repocontext.index.fingerprint import git_blob_id, is_binary_file
+from repocontext.index.fingerprint import (
+    BINARY_PROBE_BYTES,
+    git_blob_id,
+    is_binary,
+    is_binary_file,
+)
 from repocontext.index.nodes import stat_matches
 from repocontext.index.walk import WalkOptions, is_directory, keyable, resolve_path, walk
 from repocontext.index.xref_records import stored_xref
@@ -115,6 +120,7 @@ def detect_drift(
     entries = [e for e in result.entries if scope_matches(e.path, prefix)]
     added: list[str] = []
     updated: list[str] = []
+    turned_binary: set[str] = set()
     skip_binary = (options or WalkOptions()).exclude_binary
     for entry in entries:
         node = nodes.get(entry.path)
@@ -123,12 +129,14 @@ def detect_drift(
                 added.append(entry.path)
         elif not stat_matches(node, entry.size, entry.mtime_ns, entry.inode):
             try:
-                blob = git_blob_id((root / entry.path).read_bytes())
+                data = (root / entry.path).read_bytes()
             except OSError:
                 continue
-            if blob != node.get("blobId"):
+            if skip_binary and is_binary(data[:BINARY_PROBE_BYTES]):
+                turned_binary.add(entry.path)  # a run drops it: removed, as a run would say
+            elif git_blob_id(data) != node.get("blobId"):
                 updated.append(entry.path)
-    on_disk = {e.path for e in entries}
+    on_disk = {e.path for e in entries} - turned_binary
     removed = sorted(
         p
         for p in nodes

@@ -164,3 +164,14 @@ def test_a_file_too_deep_for_its_link_records_still_answers_related(workspace, r
     assert workspace.index.outline("demo", deep).exists
     (repo / deep).write_text("import os\n")
     assert workspace.index.changed("demo").updated == [deep]
+
+
+def test_a_file_that_turned_binary_is_reported_removed_as_a_run_drops_it(workspace, repo):
+    workspace.bootstrap(repo, background=False)
+    (repo / "pkg/util.py").write_bytes(b"\x00\x01 now binary")
+    report = workspace.index.changed("demo")
+    assert (report.updated, report.removed) == ([], ["pkg/util.py"])
+    status = workspace.bootstrap(repo, background=False)
+    assert status.counters["filesRemoved"] == 1
+    clean = workspace.index.changed("demo")
+    assert (clean.added, clean.updated, clean.removed) == ([], [], [])
