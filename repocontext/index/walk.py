@@ -245,6 +245,32 @@ def is_git_worktree(root: Path) -> bool:
     return _git(Path(top), "check-ignore", "-q", "--", prefix) is None
 
 
+def _git_refusal(root: Path) -> str | None:
+    """Why git refuses to work in ``root`` although it holds a ``.git``, if it does.
+
+    Git refuses a repository owned by another user (``safe.directory``). The walk then
+    honours the ``.gitignore`` files without git, which may differ from git's listing
+    (force-added files, ``.git/info/exclude``), so the run says so in its issues.
+    """
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=_GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode == 0 or "dubious ownership" not in out.stderr:
+        return None
+    return (
+        "git_refused: git refuses this repository (dubious ownership: another user owns it), "
+        "so its directory was walked with the .gitignore files instead; to index git's "
+        f"listing, run: git config --global --add safe.directory {root}"
+    )
+
+
 def _git(cwd: Path, *args: str) -> str | None:
     """Run a git command in ``cwd``: its output, or ``None`` when it fails."""
     try:
@@ -281,6 +307,10 @@ def walk(
     git = is_git_worktree(root)
     prefixes = None if scope is None or "" in scope else sorted(set(scope))
     issues: list[WalkIssue] = []
+    if not git and (root / ".git").exists():
+        refusal = _git_refusal(root)
+        if refusal is not None:  # walked as a plain directory: its files may differ
+            issues.append(WalkIssue(".", refusal))
     if git:
         candidates = _git_files(root, options, prefixes, issues)
     elif prefixes is None:

@@ -26,6 +26,18 @@ def test_a_git_work_tree_lists_tracked_and_untracked_unignored_files(repo):
     assert "debug.log" in paths(unfiltered)
 
 
+def test_a_repository_git_refuses_is_walked_and_the_run_says_why(repo):
+    assert not [i for i in walk(repo).issues if i.reason.startswith("git_refused")]
+    if os.geteuid() != 0:
+        return  # (only root can give the repository to another user; the check above ran)
+    subprocess.run(["chown", "-R", "65534:65534", str(repo)], check=True)  # "nobody" owns it
+    result = walk(repo)
+    assert not result.git  # git refuses: dubious ownership
+    (refusal,) = [i for i in result.issues if i.reason.startswith("git_refused")]
+    assert refusal.path == "." and f"safe.directory {repo}" in refusal.reason
+    assert "pkg/util.py" in paths(result)  # walked with the .gitignore files instead
+
+
 def test_nested_gitignore_files_apply_below_their_directory_without_git(tmp_path):
     root = tmp_path / "plain"
     (root / "a" / "b").mkdir(parents=True)
