@@ -284,7 +284,7 @@ class StoreReadOnlyError(StoreError):
     """The data directory or the store cannot be written."""
 
     code = "store.read_only"
-    default_hint = "Point --data-dir at a writable directory or open the store for reading only."
+    default_hint = "Point --data-dir at a directory this user can write."
 
 
 class StoreFullError(StoreError):

@@ -26,7 +26,6 @@ from repocontext.claims import ClaimService
 from repocontext.errors import (
     InvalidInputError,
     NoWorkspaceRootError,
-    PathNotFoundError,
     PathOutsideWorkspaceError,
     RepoConflictError,
     RepoContextError,
@@ -40,7 +39,10 @@ from repocontext.index.removal import (
     reset_index_records,
 )
 from repocontext.index.service import IndexService, IndexStatus
-from repocontext.index.walk import WalkOptions, is_directory, refuse_dangerous, resolve_path
+from repocontext.index.walk import (
+    WalkOptions,
+    check_root,
+)
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow
@@ -455,14 +457,11 @@ class Workspace:
             )
         given = Path(path).expanduser()
         # A relative path is relative to the workspace root, not to the server's directory.
-        resolved = resolve_path(given if given.is_absolute() else workspace_root / given)
-        refuse_dangerous(resolved)
+        resolved = check_root(given if given.is_absolute() else workspace_root / given)
         if not resolved.is_relative_to(workspace_root.expanduser().resolve()):
             raise PathOutsideWorkspaceError(
                 f"{path} resolves to {resolved}, outside the workspace root {workspace_root}"
             )
-        if not is_directory(resolved):
-            raise PathNotFoundError(f"{str(resolved)[:200]} is not an existing directory")
         return resolved
 
     def _iter_repos(self) -> Iterator[RepoInfo]:

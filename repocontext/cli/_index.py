@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from repocontext.errors import InvalidInputError, StoreNotFoundError
+from repocontext.errors import InvalidInputError, StoreNotFoundError, StoreReadOnlyError
 from repocontext.index.job import IndexProgress
 from repocontext.index.walk import WalkOptions, resolve_path
 from repocontext.settings import Settings
@@ -177,7 +177,8 @@ def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspa
 
     Every command but ``index`` (and the archive's) needs a registered repository, so a data
     directory without a store is refused: a mistyped ``--data-dir`` is an error, not an
-    empty answer and a stray store.
+    empty answer and a stray store. A store that cannot be written is opened for reading:
+    reading commands work, and a writing one fails at its first write (``store.read_only``).
 
     Raises:
         StoreNotFoundError: No store in the data directory.
@@ -185,7 +186,19 @@ def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspa
     settings: Settings = settings_for(data_dir=data_dir)
     if not Store.exists(settings.data_dir):
         raise StoreNotFoundError(f"no store in {settings.data_dir}")
-    with Workspace.open(settings) as workspace:
+    try:
+        workspace = Workspace.open(settings)
+    except StoreReadOnlyError as cannot_write:
+        try:
+            workspace = Workspace.open(settings, read_only=True)
+        except StoreReadOnlyError:
+            raise StoreReadOnlyError(
+                f"{cannot_write.message}; reading needs the store writable too",
+                hint="LMDB records its readers in the store's lock.mdb, so even a reading "
+                "command needs write access to the store directory: run as the user who owns "
+                f"{settings.data_dir}, or give this user write access to it.",
+            ) from cannot_write
+    with workspace:
         yield workspace
 
 

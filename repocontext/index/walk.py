@@ -184,11 +184,18 @@ def check_root(root: Path) -> Path:
     Raises:
         PathNotFoundError: The root is not an existing directory.
         DangerousRootError: The root is the filesystem root or the home directory.
+        InvalidInputError: The root's path is not valid UTF-8 (no record can hold it).
     """
     resolved = resolve_path(root)
     refuse_dangerous(resolved)
     if not is_directory(resolved):
         raise PathNotFoundError(f"{str(resolved)[:200]} is not an existing directory")
+    if not _is_utf8(str(resolved)):
+        raise InvalidInputError(
+            f"the repository path {printable_path(str(resolved))[:200]} is not valid UTF-8",
+            hint="Rename the directory (or the parent whose name is not UTF-8): the index "
+            "records its root as text.",
+        )
     return resolved
 
 

@@ -178,3 +178,32 @@ def test_a_file_that_cannot_be_read_now_keeps_its_node(tmp_path):
     assert status["counters"]["filesRemoved"] == 0
     outline = json.loads(invoke("outline", "src/calc.py", "--data-dir", data, "--json"))
     assert [s["name"] for s in outline["symbols"]] == ["add", "Calc"]  # the last version read
+
+
+def test_reading_commands_work_on_a_store_they_cannot_write(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = tmp_path / "data"
+    invoke("index", str(repo), "--data-dir", str(data))
+    cli = [str(Path(sys.executable).parent / "repocontext")]
+    if os.geteuid() == 0:  # root writes anything: drop the capabilities that let it
+        cli = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *cli]
+    store = data / "store"
+    store.chmod(0o555)  # the directory is read-only; LMDB's lock.mdb stays writable
+    try:
+        shown = subprocess.run(
+            [*cli, "outline", "src/calc.py", "--data-dir", str(data)],
+            capture_output=True,
+            text=True,
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert "class Calc" in shown.stdout
+        (store / "lock.mdb").chmod(0o444)  # now nothing of the store can be written
+        refused = subprocess.run(
+            [*cli, "status", "--data-dir", str(data)], capture_output=True, text=True
+        )
+        assert refused.returncode == 1
+        assert "store.read_only" in refused.stdout + refused.stderr
+        assert "lock.mdb" in refused.stdout + refused.stderr
+    finally:
+        store.chmod(0o755)
+        (store / "lock.mdb").chmod(0o644)

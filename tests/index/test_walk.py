@@ -219,3 +219,11 @@ def test_a_glob_that_can_never_match_is_refused(workspace, repo, glob):
 def test_usable_globs_pass_the_check():
     options = WalkOptions(include_globs=("src/**", "*.py", "\\[x].py"), exclude_globs=("!keep",))
     assert options.check() is options
+
+
+def test_a_root_whose_path_is_not_utf8_is_refused_with_a_clear_error(tmp_path):
+    root = os.fsdecode(bytes(tmp_path) + b"/r\xff")
+    os.mkdir(root)
+    with pytest.raises(InvalidInputError, match="not valid UTF-8") as caught:
+        check_root(Path(root))
+    assert caught.value.code == "input.invalid" and "Rename" in caught.value.hint
