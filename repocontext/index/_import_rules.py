@@ -65,11 +65,11 @@ def third_party_names(path: str, imports: Iterable[ImportRef], files: RepoFiles)
     imports may start from holds its first segment (the rule :func:`_python` rejects it by).
     """
     found: set[str] = set()
+    roots = files.python_roots.get(_dir(path), ("", "src"))
     for ref in imports:
         if ref.kind != "python" or ref.level:
             continue
         first = ref.spec.partition(".")[0]
-        roots = files.python_roots.get(_dir(path), ("", "src"))
         if any(_join(root, first) in files.python_prefixes for root in roots):
             continue
         found.update(ref.spec.split("."))
