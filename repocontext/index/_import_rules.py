@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 TS_EXTENSION_ORDER: Final = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 JS_EXTENSION_ORDER: Final = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".d.ts", ".mts", ".cts")
+C_HEADERS: Final = (".h", ".hh", ".hpp", ".hxx", ".h++")
+C_SOURCES: Final = (".c", ".cc", ".cpp", ".cxx")
 # A TypeScript ESM import names the compiled file (./x.js) of its source (./x.ts).
 _JS_TO_TS: Final = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 
@@ -223,7 +225,26 @@ def _c_include(path: str, ref: ImportRef, files: RepoFiles, language: str) -> li
     while tail.startswith("../"):
         tail = tail[3:]
     found = local if local in files.paths else _unique_suffix(files, tail)
-    return [] if found is None else [(found, f'c include "{spec}"', ())]
+    if found is None:
+        return []
+    hits: list[Hit] = [(found, f'c include "{spec}"', ())]
+    source = _c_source_of(found, files)
+    if source is not None:  # what the header declares, its source file defines
+        hits.append((source, f'c include "{spec}" (its source {_base(source)})', ()))
+    return hits
+
+
+def _c_source_of(header: str, files: RepoFiles) -> str | None:
+    """``x.c`` (``.cc``, ``.cpp``, ``.cxx``) beside header ``x.h``, else the only one anywhere."""
+    base, ext = posixpath.splitext(header)
+    if ext not in C_HEADERS:
+        return None
+    beside = _first(files, (base + source_ext for source_ext in C_SOURCES))
+    if beside is not None:
+        return beside
+    name = _base(base)
+    anywhere = [p for ext in C_SOURCES for p in files.by_basename.get(name + ext, ())]
+    return anywhere[0] if len(anywhere) == 1 else None
 
 
 def _ruby_require(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from repocontext.index._import_rules import (
+    C_HEADERS,
+    C_SOURCES,
     JS_EXTENSION_ORDER,
     RULES,
     TS_EXTENSION_ORDER,
@@ -88,8 +90,6 @@ _FAMILIES: Final = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 _TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing"})
 _EXAMPLE_DIRS: Final = frozenset({"examples", "example", "demo", "demos", "samples", "sample"})
 _JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
-_C_SOURCES: Final = (".c", ".cc", ".cpp", ".cxx")
-_C_HEADERS: Final = (".h", ".hh", ".hpp", ".hxx", ".h++")
 # (test file extension, prefix, suffix, covered extensions, same directory only)
 _NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = (
     (".py", "test_", "", (".py",), False),
@@ -110,8 +110,8 @@ _NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = 
     (".rb", "", "_test", (".rb",), False),
     (".rb", "test_", "", (".rb",), False),
     *(
-        (ext, prefix, suffix, _C_SOURCES, False)
-        for ext in _C_SOURCES
+        (ext, prefix, suffix, C_SOURCES, False)
+        for ext in C_SOURCES
         for prefix, suffix in (("test_", ""), ("", "_test"), ("", "-test"), ("", "_unittest"))
     ),
 )
@@ -464,10 +464,10 @@ def _header_and_source(paths: list[str]) -> bool:
     """``sds.h`` declares what ``sds.c`` defines: one name of one unit, not an ambiguity."""
     if len(paths) != 2:
         return False
-    header, source = sorted(paths, key=lambda p: p.endswith(_C_SOURCES))
+    header, source = sorted(paths, key=lambda p: p.endswith(C_SOURCES))
     return (
-        header.endswith(_C_HEADERS)
-        and source.endswith(_C_SOURCES)
+        header.endswith(C_HEADERS)
+        and source.endswith(C_SOURCES)
         and _c_stem(header) == _c_stem(source)
     )
 

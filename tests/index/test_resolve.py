@@ -506,6 +506,39 @@ def test_c_include_with_directories_matches_a_path_suffix() -> None:
     assert sorted(resolved("src/main.c", out, C)) == ["a/dup.h", "b/dup.h"]
 
 
+def test_a_c_include_also_links_the_headers_source_file() -> None:
+    files = RepoFiles.build(
+        [
+            "test.c",
+            "net.h",
+            "net.c",  # beside its header
+            "include/sds.h",
+            "src/sds.c",  # the only sds source anywhere
+            "include/dict.h",
+            "a/dict.c",
+            "b/dict.cpp",  # two: ambiguous, no source link
+            "alloc.h",  # a header without a source
+        ]
+    )
+    out = outline(
+        "c",
+        imp("net.h", "c_include"),
+        imp("include/sds.h", "c_include"),
+        imp("include/dict.h", "c_include"),
+        imp("alloc.h", "c_include"),
+    )
+    assert resolved("test.c", out, files) == {
+        "net.h": 'c include "net.h"',
+        "net.c": 'c include "net.h" (its source net.c)',
+        "include/sds.h": 'c include "include/sds.h"',
+        "src/sds.c": 'c include "include/sds.h" (its source sds.c)',
+        "include/dict.h": 'c include "include/dict.h"',
+        "alloc.h": 'c include "alloc.h"',
+    }
+    own = outline("c", imp("net.h", "c_include"))
+    assert list(resolved("net.c", own, files)) == ["net.h"]  # a file never imports itself
+
+
 RUBY = RepoFiles.build(
     [
         "lib/app/user.rb",
