@@ -39,10 +39,19 @@ def grammar_names(language: str, source: bytes) -> set[str]:
     return {(node.text or b"").decode() for node in found if not _in_attribute(node)}
 
 
+_SKIPPED = (
+    "attribute_item",  # Rust `#[derive(Debug)]`
+    "inner_attribute_item",
+    "import_declaration",  # Java `import a.b.C;` and `package a.b;`
+    "package_declaration",
+    "using_directive",  # C# `using A.B;`
+)
+
+
 def _in_attribute(node):
-    """Inside a Rust attribute, which lexing skips on purpose (`#[derive(Debug)]`)."""
+    """Inside a construct lexing skips on purpose (attributes, imports, packages)."""
     while node is not None:
-        if node.type in ("attribute_item", "inner_attribute_item"):
+        if node.type in _SKIPPED:
             return True
         node = node.parent
     return False
