@@ -259,17 +259,8 @@ def _git_refusal(root: Path) -> str | None:
     honours the ``.gitignore`` files without git, which may differ from git's listing
     (force-added files, ``.git/info/exclude``), so the run says so in its issues.
     """
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode == 0 or "dubious ownership" not in out.stderr:
+    out = _run_git(root, "rev-parse", "--show-toplevel")
+    if out is None or out.returncode == 0 or "dubious ownership" not in out.stderr:
         return None
     return (
         "git_refused: git refuses this repository (dubious ownership: another user owns it), "
@@ -280,8 +271,14 @@ def _git_refusal(root: Path) -> str | None:
 
 def _git(cwd: Path, *args: str) -> str | None:
     """Run a git command in ``cwd``: its output, or ``None`` when it fails."""
+    out = _run_git(cwd, *args)
+    return out.stdout if out is not None and out.returncode == 0 else None
+
+
+def _run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+    """Run a git command in ``cwd`` (``None``: git could not be run at all)."""
     try:
-        out = subprocess.run(
+        return subprocess.run(
             ["git", "-C", str(cwd), *args],
             capture_output=True,
             text=True,
@@ -290,7 +287,6 @@ def _git(cwd: Path, *args: str) -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout if out.returncode == 0 else None
 
 
 def walk(

@@ -4,6 +4,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -117,13 +118,20 @@ def test_another_process_writing_the_projections_invalidates_the_warm_state(tmp_
         assert projections(first) == rebuilt(first)
 
 
-def test_the_watch_loop_reflects_edits_new_files_and_deletions(tmp_path, repo):
+@contextmanager
+def watched(tmp_path, repo):
+    """A workspace with ``repo`` indexed and its watcher running."""
     settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="watch")
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, background=False)
         workspace.start_background()
         assert workspace.reconciler is not None
         assert workspace.reconciler.watching.wait(30)
+        yield workspace
+
+
+def test_the_watch_loop_reflects_edits_new_files_and_deletions(tmp_path, repo):
+    with watched(tmp_path, repo) as workspace:
         (repo / "pkg/util.py").write_text("def watched():\n    pass\n")
         assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["watched"])
         (repo / "pkg/fresh.py").write_text("def fresh():\n    pass\n")
@@ -252,12 +260,9 @@ def test_a_file_replaced_by_a_directory_of_its_name_is_refreshed_as_both(workspa
 
 
 def test_the_watcher_restarts_after_a_name_it_cannot_report(tmp_path, repo):
-    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="watch")
-    with Workspace.open(settings) as workspace:
-        workspace.bootstrap(repo, background=False)
-        workspace.start_background()
+    with watched(tmp_path, repo) as workspace:
         reconciler = workspace.reconciler
-        assert reconciler is not None and reconciler.watching.wait(30)
+        assert reconciler is not None
         with open(bytes(repo) + b"/\xffbad.py", "wb") as handle:
             handle.write(b"x = 1\n")
         assert wait_for(lambda: reconciler.restarts >= 1)
