@@ -178,7 +178,7 @@ def _java(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hi
         spec = spec.removesuffix(".*")
         members = files.java_packages.get(spec, ())
         if members:
-            return [(m, f"java import {spec}.*", ()) for m in _visible(path, members)]
+            return [(m, f"java import {spec}.*", ("*",)) for m in _visible(path, members)]
         # else a static wildcard: the members of class a.b.C
     parts = spec.split(".")
     for i in range(len(parts) - 1, 0, -1):
@@ -195,8 +195,8 @@ def _csharp(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[
     spec = ref.spec.rpartition("=")[2].strip().removeprefix("static ").strip()
     reason = f"csharp using {spec}"
     members = files.csharp_namespaces.get(spec)
-    if members:
-        return [(m, reason, ()) for m in _visible(path, members)]
+    if members:  # (the whole namespace: names `*`, as a wildcard import)
+        return [(m, reason, ("*",)) for m in _visible(path, members)]
     # `using static` or an alias of a type: `A.B.Type`, `A.B.Type<T>`, nested `A.B.Outer.Inner`
     # (the file is named after the outermost type; generic arguments may hold dots too).
     parts = spec.partition("<")[0].strip().split(".")

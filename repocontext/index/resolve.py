@@ -89,6 +89,7 @@ _FAMILIES: Final = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 
 _TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing"})
 _EXAMPLE_DIRS: Final = frozenset({"examples", "example", "demo", "demos", "samples", "sample"})
+_PACKAGED: Final = (".java", ".cs")  # their package-wide imports name every file of it
 _JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 # (test file extension, prefix, suffix, covered extensions, same directory only)
 _NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = (
@@ -412,18 +413,25 @@ def test_links(target: str, incoming: Iterable[Link], named_tests: Iterable[str]
 
     Returns:
         One link per test (source = test file), sorted by test. The reason lists the evidence
-        strongest first (import, then reference, then naming), separated by ``"; "``.
+        strongest first (import, then reference, then naming), separated by ``"; "``. A Java
+        wildcard import or a C# ``using`` of a namespace (an import link with names ``*``)
+        reaches every file of the package: it is evidence only beside another.
     """
     evidence: dict[str, list[tuple[int, str, tuple[str, ...]]]] = defaultdict(list)
+    package_wide: set[str] = set()
     for link in incoming:
         if link.target != target or not is_test_path(link.source):
             continue
-        if link.kind == IMPORT:
+        if link.kind == IMPORT and link.names == ("*",) and link.source.endswith(_PACKAGED):
+            package_wide.add(link.source)  # every file of a package: evidence with another
+        elif link.kind == IMPORT:
             evidence[link.source].append((0, f"test imports {target}", ()))
         elif link.kind == REFERENCE:
             evidence[link.source].append((1, _listing("test references", link.names), link.names))
     for test in named_tests:
         evidence[test].append((2, f"naming {posixpath.basename(test)}", ()))
+    for test in package_wide & evidence.keys():
+        evidence[test].append((0, f"test imports {target}", ()))
     covered: list[Link] = []
     for test, found in sorted(evidence.items()):
         found.sort()

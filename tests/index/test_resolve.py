@@ -789,6 +789,30 @@ def test_covering_test_merges_import_reference_and_naming_strongest_first() -> N
     }
 
 
+def test_a_namespace_wide_import_covers_only_beside_other_evidence() -> None:
+    spec = "Acme.Core.Tests/ParserTests.cs"
+    files = ["Acme.Core/Parser.cs", "Acme.Core/Lexer.cs", spec]
+    using = [  # `using Acme.Core;` reaches every file of the namespace
+        Link(spec, target, "import", "csharp using Acme.Core", ("*",)) for target in files[:2]
+    ]
+    uses = Link(spec, "Acme.Core/Parser.cs", "reference", "references symbol Parser", ("Parser",))
+    covered = covering_tests([*using, uses], files)
+    assert covered["Acme.Core/Lexer.cs"] == []  # imported with the namespace, nothing used
+    assert [link.reason for link in covered["Acme.Core/Parser.cs"]] == [
+        "test imports Acme.Core/Parser.cs; test references Parser; naming ParserTests.cs"
+    ]
+    csharp = RepoFiles.build(CS_PACKAGES, packages=CS_PACKAGES)
+    out = outline("csharp", imp("Acme.Core", "csharp"), imp("R = Acme.Core.Text.Rope", "csharp"))
+    names = {
+        link.target: link.names for link in resolve_imports("Acme.App/Program.cs", out, csharp)
+    }
+    assert names == {
+        "Acme.Core/Lexer.cs": ("*",),
+        "Acme.Core/Parser.cs": ("*",),
+        "Acme.Core/Text/Rope.cs": (),  # one type: a real import
+    }
+
+
 def test_every_source_file_is_listed_and_non_test_links_do_not_cover() -> None:
     links = [
         Link("app.py", "pkg/util.py", "import", "python import pkg.util"),
