@@ -11,7 +11,10 @@
 Events under ``.git``, the store's own directory and the usual tool caches are ignored, and
 the scoped refresh applies the repository's own filters (git's ignore rules, globs), so
 ignored files never reach the index. When watching cannot start (no inotify, too many
-directories for the watch limit) the loop logs why and falls back to polling. When the
+directories for the watch limit) the loop logs why and falls back to polling. A root that
+does not exist is left out of the watch (and watched again once it is back, caught up by a
+full pass), and a batch refused because another process runs an index pass of the same
+store is kept and retried every second until that pass is over. When the
 watcher stops on an event it cannot report (a file name that is not UTF-8), it is started
 again, and its catch-up pass takes in what the lost batch held; only repeated failures
 (:data:`MAX_RESTARTS` within :data:`RESTART_WINDOW_S`) fall back to polling.
@@ -23,13 +26,13 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Final, Literal
 
 import watchfiles
 
-from repocontext.errors import RepoContextError
+from repocontext.errors import IndexRunningError, RepoContextError
 
 __all__ = ["ReconcileMode", "Reconciler"]
 
@@ -81,6 +84,7 @@ class Reconciler:
         """How many event batches were applied (for tests and stats)."""
         self.restarts = 0
         """How many times the watcher was started again after it failed."""
+        self._deferred: dict[str, set[str]] = {}
         self.watching = threading.Event()
         """Set once the watcher runs and the catch-up pass after its start is done."""
 
@@ -103,7 +107,7 @@ class Reconciler:
     def _loop(self) -> None:
         failures: list[float] = []
         while not self._stop.is_set():
-            roots = self._roots()
+            roots = self._watchable()
             if self.mode == "watch" and roots:
                 try:
                     self._watch(roots)
@@ -120,7 +124,7 @@ class Reconciler:
                 except OSError as exc:
                     _log.warning("file watching failed (%s); polling instead", exc)
                     self.mode = "poll"
-            if self._stop.wait(self.interval_seconds if roots else 1.0):
+            if self._stop.wait(self.interval_seconds if self._roots() else 1.0):
                 return
             self._pass_all(self._roots())
 
@@ -132,7 +136,7 @@ class Reconciler:
                 self._guarded(self._warm, repo_id)
         waited_ms = 0
         caught_up = False
-        for changes in watchfiles.watch(
+        for changes in watchfiles.watch(  # (raises for a root that is gone: none is passed)
             *roots.values(),
             watch_filter=watch_filter,
             debounce=DEBOUNCE_MS,
@@ -146,14 +150,17 @@ class Reconciler:
                 self._apply(roots, {path for _, path in changes})
             else:
                 waited_ms += TICK_MS
+            self._retry_deferred()
             if not caught_up:
                 # The watcher is certainly running now: one full incremental pass takes in
                 # whatever changed before it started (while the server was down or warming).
                 self._pass_all(roots)
                 caught_up = True
                 self.watching.set()
-            if self._roots() != roots:
-                return  # a repository was added or removed: watch the new set
+            if self._watchable() != roots:
+                # A repository was added or removed, or its root vanished or came back (a
+                # root deleted and made again is a new directory: watched anew, caught up).
+                return
             if waited_ms >= self.interval_seconds * 1000:
                 self._pass_all(roots)
                 waited_ms = 0
@@ -171,8 +178,28 @@ class Reconciler:
                     if rel != "." and not _under_git_dir(rel):
                         by_repo[repo_id].append(rel)
         for repo_id, rels in sorted(by_repo.items()):
-            self._guarded(self._refresh, repo_id, sorted(rels))
+            self._refresh_or_defer(repo_id, rels)
         self.batches += 1
+
+    def _refresh_or_defer(self, repo_id: str, rels: Iterable[str]) -> None:
+        """Refresh the paths now, or later when another process runs an index pass."""
+        paths = sorted(set(rels) | self._deferred.pop(repo_id, set()))
+        try:
+            self._guarded(self._refresh, repo_id, paths, raising=(IndexRunningError,))
+        except IndexRunningError:
+            # (a `repocontext index` of the same store in another process: its walk may
+            # have passed these paths already, so they are refreshed once it is done)
+            self._deferred[repo_id] = set(paths)
+
+    def _retry_deferred(self) -> None:
+        for repo_id in sorted(self._deferred):
+            if repo_id in self._deferred:
+                self._refresh_or_defer(repo_id, ())
+
+    def _watchable(self) -> dict[str, Path]:
+        """The registered roots that exist now: the watcher refuses them all when one is gone."""
+        roots = self._roots()
+        return {repo_id: root for repo_id, root in roots.items() if root.is_dir()}
 
     def _pass_all(self, roots: dict[str, Path]) -> None:
         for repo_id in sorted(roots):
@@ -180,9 +207,17 @@ class Reconciler:
                 return
             self._guarded(self._full_pass, repo_id)
 
-    def _guarded(self, call: Callable[..., object], repo_id: str, *args: object) -> None:
+    def _guarded(
+        self,
+        call: Callable[..., object],
+        repo_id: str,
+        *args: object,
+        raising: tuple[type[RepoContextError], ...] = (),
+    ) -> None:
         try:
             call(repo_id, *args)
+        except raising:
+            raise
         except RepoContextError as exc:
             _log.warning("reconcile of %s failed: %s (%s)", repo_id, exc.code, exc.message)
         except Exception:

@@ -278,3 +278,53 @@ def test_a_refresh_removes_a_deleted_file_without_git_too(workspace, repo):
     assert workspace.index.refresh("demo", ["pkg/app.py"]).files_removed == 1
     assert "pkg/app.py" not in load_file_nodes(workspace.store, "demo")
     assert workspace.index.status("demo").issues == []
+
+
+def test_a_registered_root_that_is_gone_does_not_stop_watching_the_others(
+    tmp_path, repo, repo_factory
+):
+    other = repo_factory(tmp_path / "ws" / "other")
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="watch")
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        workspace.bootstrap(other, background=False)
+        shutil.rmtree(other)  # (the watcher refuses every root when one is missing)
+        workspace.start_background()
+        reconciler = workspace.reconciler
+        assert reconciler is not None and reconciler.watching.wait(30)
+        (repo / "pkg/util.py").write_text("def still_watched():\n    pass\n")
+        assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["still_watched"])
+        repo_factory(other)  # the root is back: watched again, caught up
+        (other / "pkg/util.py").write_text("def back():\n    pass\n")
+        assert wait_for(
+            lambda: [s["name"] for s in workspace.index.outline("other", "pkg/util.py").symbols]
+            == ["back"]
+        )
+        assert reconciler.mode == "watch"
+
+
+def test_a_batch_refused_while_another_process_indexes_is_applied_after(tmp_path, repo):
+    with watched(tmp_path, repo) as workspace:
+        holder = subprocess.Popen(  # another process holding the run lock, as a CLI run does
+            [
+                sys.executable,
+                "-c",
+                "import sys; from repocontext.store import Store\n"
+                "with Store.open(sys.argv[1]) as s, s.exclusive('index:demo') as held:\n"
+                "    print(held, flush=True); sys.stdin.read()",
+                str(tmp_path / "data"),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+            (repo / "pkg/during.py").write_text("def during():\n    pass\n")
+            time.sleep(1.5)  # the batch arrives and is refused (index.running): kept
+            assert symbol_names(workspace, "pkg/during.py") == []
+        finally:
+            assert holder.stdin is not None
+            holder.stdin.close()
+            holder.wait(30)
+        assert wait_for(lambda: symbol_names(workspace, "pkg/during.py") == ["during"])
