@@ -83,9 +83,10 @@ def scan(
         NotFoundError: A code scope (files, packages, symbols) of an unregistered repository.
         InvalidTokenError: The continuation token belongs to another scan.
     """
-    tree, prefix = _scope(repo_id, scope, topic, path_prefix)
-    if tree != MEMORY and repo_record(store, repo_id) is None:
+    code = scope in ("files", "packages", "symbols")
+    if code and repo_record(store, repo_id) is None:  # (before an id no key holds: "")
         raise NotFoundError(f"no repository {repo_id!r} is registered")
+    tree, prefix = _scope(repo_id, scope, topic, path_prefix)
     page = store.scan(tree, prefix, limit=min(max(page_size, 1), 500), token=token)
     entries = [
         memory_view(store, r.key, r) if tree == MEMORY else _entry(parse_key(r.key), r.key, r)

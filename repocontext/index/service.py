@@ -476,8 +476,9 @@ def file_path(repo: Mapping[str, Any], path: str) -> str:
     """A caller's file path as the repository-relative key path of its node.
 
     ``./a.py``, ``pkg//util.py`` and an absolute path under the repository root name the
-    same file as ``a.py`` / ``pkg/util.py``; symlinks are not resolved (nodes are kept under
-    the path the walk listed).
+    same file as ``a.py`` / ``pkg/util.py``; so does an absolute path through a symlink to
+    the root or to a directory above it (the root is stored resolved). The file's own name
+    is not resolved: nodes are kept under the path the walk listed.
 
     Raises:
         InvalidInputError: The path is empty or names the root.
@@ -488,7 +489,10 @@ def file_path(repo: Mapping[str, Any], path: str) -> str:
     normal = posixpath.normpath(path.replace(os.sep, "/"))
     root = str(repo.get("root") or "")
     if posixpath.isabs(normal):
-        if not root or not (normal + "/").startswith(root.rstrip("/") + "/"):
+        if root and not _under(normal, root):  # through a symlinked directory, maybe
+            head, name = posixpath.split(normal)
+            normal = posixpath.join(os.path.realpath(head), name)
+        if not root or not _under(normal, root):
             raise PathOutsideWorkspaceError(
                 f"{path[:200]} is not under the repository root {root}",
                 hint="Pass a path relative to the repository root.",
@@ -535,3 +539,7 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _under(path: str, root: str) -> bool:
+    return (path + "/").startswith(root.rstrip("/") + "/")

@@ -4,7 +4,8 @@
 ``tools/list`` never shows a reader a write tool. :class:`GrantedServer` is the second gate,
 on every ``tools/call``:
 
-1. a catalogue tool this grant was not given (a guessed name) -> ``auth.tool_forbidden``;
+1. a catalogue tool this grant was not given (a guessed name) -> ``auth.tool_forbidden``; a
+   name that is no tool at all -> ``input.invalid`` (the SDK answers it in prose);
 2. a ``repoId`` or ``key`` argument (or, for ``add_repo`` / ``bootstrap``, the id the path
    would register under) outside the grant's repositories -> ``auth.repo_forbidden``; a grant
    scoped to some repositories registers a directory only under that directory's own name,
@@ -30,7 +31,12 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from repocontext.auth import Grant, check_key, check_repo, granted
-from repocontext.errors import RepoContextError, RepoForbiddenError, ToolForbiddenError
+from repocontext.errors import (
+    InvalidInputError,
+    RepoContextError,
+    RepoForbiddenError,
+    ToolForbiddenError,
+)
 from repocontext.index.walk import resolve_path
 from repocontext.mcp._gate import error_result
 from repocontext.telemetry import Telemetry
@@ -88,8 +94,8 @@ class GrantedServer(MCPServer):
         outcome = "error"
         try:
             refusal = self._refusal(name, arguments)
-            if refusal is not None:
-                outcome = "forbidden"
+            if refusal is not None:  # (an unknown name is an error, not a refusal)
+                outcome = "error" if isinstance(refusal, InvalidInputError) else "forbidden"
                 return error_result(refusal.code, refusal.message, refusal.hint)
             with granted(self.grant):
                 try:
@@ -110,6 +116,11 @@ class GrantedServer(MCPServer):
         if name in self.withheld:
             return ToolForbiddenError(
                 f"tool {name} is not offered to this caller", hint=self.withheld[name]
+            )
+        if name not in self._known:
+            return InvalidInputError(
+                f"there is no tool named {name[:80]!r}",
+                hint="Call one of the tools tools/list shows (all are named repocontext_*).",
             )
         try:
             repo_id = arguments.get("repoId")

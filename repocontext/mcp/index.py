@@ -113,8 +113,14 @@ def walk_options(
     exclude_globs: list[str] | None,
     respect_gitignore: bool,
     exclude_binary: bool,
-) -> WalkOptions:
-    """Return the walk filters a bootstrap or add_repo call asked for (size cap: settings)."""
+) -> WalkOptions | None:
+    """Return the walk filters a bootstrap or add_repo call asked for (size cap: settings).
+
+    ``None`` when the call names none (no globs, both flags at their defaults): the filters
+    kept with the repository apply again, as for the CLI. An empty list clears a kept one.
+    """
+    if include_globs is None and exclude_globs is None and respect_gitignore and exclude_binary:
+        return None
     return WalkOptions(
         include_globs=tuple(include_globs or ()),
         exclude_globs=tuple(exclude_globs or ()),
@@ -138,8 +144,10 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
 
         `repoRoot` must resolve inside the server's workspace root (symlinks resolved),
         else `path.outside_workspace`; `/` and the home directory are refused. Globs are
-        gitignore-style. Returns the progress snapshot of the run (`status`, `phase`,
-        `counters`). Calling it again for the same repository starts an incremental run.
+        gitignore-style and kept with the repository: a later call without filters reuses
+        them (pass `includeGlobs: []` to drop kept ones). Returns the progress snapshot of the
+        run (`status`, `phase`, `counters`). Calling it again for the same repository starts
+        an incremental run.
 
         Next: poll repocontext_index_status until `status` is `completed`, then use
         repocontext_outline / repocontext_related / repocontext_scan.

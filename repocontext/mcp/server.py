@@ -94,6 +94,12 @@ def withheld_because(spec: ToolSpec, settings: Settings, grant: Grant) -> str | 
         return "This server runs read-only: start it with --enable-writes to offer write tools."
     if spec.writes and not grant.can_write:
         return "Write tools need a curator token."
+    if settings.serve_mode == "none":
+        return (
+            "This server has no repository or workspace root: start it with --repo PATH "
+            "(offers repocontext_bootstrap) or --workspace-root DIR (offers "
+            "repocontext_add_repo)."
+        )
     if spec.mode == "single_repo":
         return "Offered by a single-repository server (serve --repo); use repocontext_add_repo."
     return "Offered by a workspace server (serve --workspace-root); this one serves one repo."

@@ -266,11 +266,13 @@ def test_a_run_completes_over_a_symlink_loop_and_a_name_that_is_not_utf8(workspa
     assert workspace.index.outline("demo", "pkg/util.py").exists
 
 
-def test_outline_and_related_accept_the_spellings_of_a_file_path(workspace, repo):
+def test_outline_and_related_accept_the_spellings_of_a_file_path(workspace, repo, tmp_path):
     index(workspace, repo)
     root = workspace.get_repo("demo").root
     plain = workspace.index.outline("demo", "pkg/util.py")
-    for spelling in ("./pkg/util.py", "pkg//util.py", "pkg/sub/../util.py", f"{root}/pkg/util.py"):
+    (tmp_path / "link").symlink_to(repo)  # the root as an operator may have named it
+    spellings = ("./pkg/util.py", "pkg//util.py", "pkg/sub/../util.py", f"{root}/pkg/util.py")
+    for spelling in (*spellings, f"{tmp_path}/link/pkg/util.py"):
         assert workspace.index.outline("demo", spelling) == plain
         assert workspace.index.related("demo", spelling) == workspace.index.related(
             "demo", "pkg/util.py"

@@ -297,8 +297,10 @@ def test_a_registered_root_that_is_gone_does_not_stop_watching_the_others(
         repo_factory(other)  # the root is back: watched again, caught up
         (other / "pkg/util.py").write_text("def back():\n    pass\n")
         assert wait_for(
-            lambda: [s["name"] for s in workspace.index.outline("other", "pkg/util.py").symbols]
-            == ["back"]
+            lambda: (
+                [s["name"] for s in workspace.index.outline("other", "pkg/util.py").symbols]
+                == ["back"]
+            )
         )
         assert reconciler.mode == "watch"
 

@@ -132,11 +132,46 @@ async def test_index_tools_refuse_bad_input_with_stable_codes(served, tmp_path):
             await client.call_tool("repocontext_outline", {"repoId": "proj", "path": "nope.py"})
         )
         assert absent["exists"] is False
+        unknown = error(await client.call_tool("repocontext_nope", {}))
+        assert unknown["code"] == "input.invalid" and "no tool named" in unknown["message"]
+        empty = error(await client.call_tool("repocontext_scan", {"repoId": "", "scope": "files"}))
+        assert empty["code"] == "repo.not_found"
         # Arguments that do not fit the input schema: the same {code, message, hint} body.
         for arguments in ({"repoId": "proj"}, {"repoId": "proj", "path": 123}):
             schema = error(await client.call_tool("repocontext_outline", arguments))
             assert schema["code"] == "input.invalid" and schema["message"].count("path: ") == 1
             assert "input schema" in schema["hint"]
+
+
+@pytest.mark.timeout(120)
+async def test_a_bootstrap_naming_no_filter_keeps_the_repositorys_filters(served):
+    workspace, repo = served
+    async with Client(build_server(workspace, workspace.settings)) as client:
+        ok(
+            await client.call_tool(
+                "repocontext_bootstrap", {"repoRoot": str(repo), "includeGlobs": ["pkg/**"]}
+            )
+        )
+        assert await wait_done(client) == 2  # pkg/__init__.py, pkg/core.py
+        ok(await client.call_tool("repocontext_bootstrap", {"repoRoot": str(repo)}))
+        assert await wait_done(client) == 2  # the kept filter applied again
+        ok(
+            await client.call_tool(
+                "repocontext_bootstrap", {"repoRoot": str(repo), "includeGlobs": []}
+            )
+        )
+        assert await wait_done(client) == 3  # dropped: tests/test_core.py too
+
+
+async def wait_done(client: Client) -> int:
+    """Wait for the run to end; return how many files it saw."""
+    for _ in range(1200):
+        status = ok(await client.call_tool("repocontext_index_status", {"repoId": "proj"}))
+        if status["status"] in ("completed", "failed"):
+            assert status["status"] == "completed", status
+            return int(status["counters"]["filesSeen"])
+        await anyio.sleep(0.05)
+    raise AssertionError("index did not finish")
 
 
 @pytest.mark.timeout(60)
@@ -148,5 +183,11 @@ async def test_bootstrap_is_not_offered_without_writes_or_a_workspace_root(tmp_p
         with Workspace.open(settings) as workspace:
             async with Client(build_server(workspace, settings)) as client:
                 names = {tool.name for tool in (await client.list_tools()).tools}
+                refused = error(
+                    await client.call_tool("repocontext_bootstrap", {"repoRoot": str(tmp_path)})
+                )
         assert "repocontext_bootstrap" not in names
         assert {"repocontext_outline", "repocontext_scan", "repocontext_index_status"} <= names
+        assert refused["code"] == "auth.tool_forbidden"
+        if settings.enable_writes:  # writes on, but neither --repo nor --workspace-root
+            assert "--repo PATH" in refused["hint"] and "--workspace-root" in refused["hint"]
