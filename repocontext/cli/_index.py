@@ -117,10 +117,15 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
+        max_symbols: Annotated[
+            int | None,
+            typer.Option("--max-symbols", min=1, help="Print at most this many symbols."),
+        ] = None,
     ) -> None:
         """Print a file's symbols from the index."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            view = workspace.index.outline(pick_repo(workspace, repo_id), path)
+            repo = pick_repo(workspace, repo_id)
+            view = workspace.index.outline(repo, path, max_symbols=max_symbols)
             emit(view, as_json, _outline_text)
 
     @app.command()
@@ -280,6 +285,8 @@ def _outline_text(view: dict[str, Any]) -> str:
     lines = [f"{view['language'] or 'unknown language'} · {view['token_count']} tokens"]
     if view["syntax_errors"]:
         lines.append("(syntax errors: the outline may miss definitions; read the file to be sure)")
+    if view["truncated"]:
+        lines.append(f"(the first of its {view['symbol_count']} symbols, depth-first)")
 
     def walk(symbols: list[dict[str, Any]], depth: int) -> None:
         for s in symbols:

@@ -94,6 +94,8 @@ class OutlineView:
     token_count: int | None = None
     symbols: list[Value] = field(default_factory=list)
     syntax_errors: bool = False
+    symbol_count: int = 0
+    truncated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,18 +281,28 @@ class IndexService:
             issues=list(index.get("issues") or []),
         )
 
-    def outline(self, repo_id: str, path: str) -> OutlineView:
-        """Return the stored outline of a file (``path``: see :func:`file_path`)."""
+    def outline(self, repo_id: str, path: str, max_symbols: int | None = None) -> OutlineView:
+        """Return the stored outline of a file (``path``: see :func:`file_path`).
+
+        ``max_symbols``: keep at most that many symbols, the first in depth-first order
+        (a parent before its children), and say so in ``truncated``; ``symbol_count`` is
+        the file's total either way.
+        """
         path = file_path(self._repo(repo_id), path)
         node = self._node(repo_id, path)
         if node is None:
             return OutlineView(exists=False)
+        symbols = list(node.get("symbols") or [])
+        total = _count_symbols(symbols)
+        kept = symbols if max_symbols is None else _first_symbols(symbols, max(max_symbols, 0))
         return OutlineView(
             exists=True,
             language=node.get("language"),
             token_count=node.get("tokenCount"),
-            symbols=list(node.get("symbols") or []),
+            symbols=kept,
             syntax_errors=bool(node.get("syntaxErrors")),
+            symbol_count=total,
+            truncated=max_symbols is not None and total > max_symbols,
         )
 
     def related(self, repo_id: str, path: str) -> RelatedView:
@@ -543,3 +555,27 @@ def _pid_alive(pid: int) -> bool:
 
 def _under(path: str, root: str) -> bool:
     return (path + "/").startswith(root.rstrip("/") + "/")
+
+
+def _count_symbols(symbols: list[Any]) -> int:
+    return sum(1 + _count_symbols(list(s.get("children") or [])) for s in symbols)
+
+
+def _first_symbols(symbols: list[Any], budget: int) -> list[Any]:
+    """The first ``budget`` symbols in depth-first order, nested as stored."""
+    kept: list[Any] = []
+
+    def take(level: list[Any], into: list[Any]) -> None:
+        nonlocal budget
+        for symbol in level:
+            if budget <= 0:
+                return
+            budget -= 1
+            children = list(symbol.get("children") or [])
+            copy = {**symbol, "children": []} if children else dict(symbol)
+            into.append(copy)
+            if children:
+                take(children, copy["children"])
+
+    take(symbols, kept)
+    return kept

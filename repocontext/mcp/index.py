@@ -46,6 +46,11 @@ class IndexStatusResult(WireModel):
         return cls.model_validate(dataclasses.asdict(status))
 
 
+DEFAULT_OUTLINE_SYMBOLS: Final = 2000
+"""Symbols an outline returns unless asked for more (a generated file may hold 10,000)."""
+MAX_OUTLINE_SYMBOLS: Final = 50_000
+
+
 class OutlineResult(WireModel):
     """Result of ``repocontext_outline``."""
 
@@ -54,6 +59,8 @@ class OutlineResult(WireModel):
     token_count: int | None
     symbols: list[JsonValue]
     syntax_errors: bool = False
+    symbol_count: int = 0
+    truncated: bool = False
 
 
 class RelatedResult(WireModel):
@@ -187,7 +194,13 @@ def _index_status(workspace: Workspace) -> ToolSpec:
 
 def _outline(workspace: Workspace) -> ToolSpec:
     @map_errors
-    def repocontext_outline(repoId: RepoId, path: RepoPath) -> OutlineResult:
+    def repocontext_outline(
+        repoId: RepoId,
+        path: RepoPath,
+        maxSymbols: Annotated[
+            int, Field(ge=1, le=MAX_OUTLINE_SYMBOLS, description="At most this many symbols.")
+        ] = DEFAULT_OUTLINE_SYMBOLS,
+    ) -> OutlineResult:
         """Return a file's outline from the index, without reading the file.
 
         `symbols[{kind, name, fullyQualifiedName, signature, startLine, endLine, children?}]`
@@ -195,9 +208,11 @@ def _outline(workspace: Workspace) -> ToolSpec:
         symbols) and `tokenCount` (exact o200k tokens of the whole file). `syntaxErrors`: the
         parser met a syntax error (or a construct its grammar misreads), so the outline may miss
         definitions after it; read the file itself where it matters. `exists` is false when the
-        path is not indexed (check the spelling with repocontext_scan scope=files).
+        path is not indexed (check the spelling with repocontext_scan scope=files). A file with
+        more than `maxSymbols` symbols (generated code) returns the first ones depth-first,
+        with `truncated` true; `symbolCount` is its total.
         """
-        view = workspace.index.outline(repoId, path)
+        view = workspace.index.outline(repoId, path, max_symbols=maxSymbols)
         return OutlineResult.model_validate(dataclasses.asdict(view))
 
     return ToolSpec("repocontext_outline", repocontext_outline, "File outline", READ_ONLY)

@@ -49,8 +49,22 @@ def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
     assert changed["updated"] == ["notes.txt"]
     # The objects of the MCP tools, field for field (camelCase).
     assert {"repoId", "startedAt", "finishedAt", "elapsedMs"} <= status.keys()
-    assert {"exists", "language", "tokenCount", "symbols", "syntaxErrors"} == outline.keys()
+    assert {
+        "exists",
+        "language",
+        "tokenCount",
+        "symbols",
+        "syntaxErrors",
+        "symbolCount",
+        "truncated",
+    } == outline.keys()
     assert outline["syntaxErrors"] is False
+    assert (outline["symbolCount"], outline["truncated"]) == (3, False)  # add, Calc, twice
+    capped = json.loads(
+        invoke("outline", "src/calc.py", "--data-dir", data, "--json", "--max-symbols", "2")
+    )
+    assert [s["name"] for s in capped["symbols"]] == ["add", "Calc"]
+    assert capped["symbols"][1]["children"] == [] and capped["truncated"] is True
     assert {"exists", "imports", "references", "dependents", "coveringTests"} == related.keys()
     assert {"added", "updated", "removed", "impacted", "checkedFiles", "elapsedMs"} == (
         changed.keys()

@@ -191,3 +191,21 @@ async def test_bootstrap_is_not_offered_without_writes_or_a_workspace_root(tmp_p
         assert refused["code"] == "auth.tool_forbidden"
         if settings.enable_writes:  # writes on, but neither --repo nor --workspace-root
             assert "--repo PATH" in refused["hint"] and "--workspace-root" in refused["hint"]
+
+
+@pytest.mark.timeout(120)
+async def test_an_outline_of_a_generated_file_is_bounded(tmp_path):
+    repo = make_repo(tmp_path / "ws" / "proj")
+    body = "".join(f"class C{i}:\n    def m(self):\n        pass\n\n\n" for i in range(1500))
+    (repo / "pkg" / "generated.py").write_text(body)  # 3,000 symbols
+    settings = Settings(data_dir=tmp_path / "data", repo=repo, enable_writes=True)
+    with Workspace.open(settings) as workspace:
+        async with Client(build_server(workspace, settings)) as client:
+            await bootstrap(client, repo)
+            call = {"repoId": "proj", "path": "pkg/generated.py"}
+            default = ok(await client.call_tool("repocontext_outline", call))
+            few = ok(await client.call_tool("repocontext_outline", {**call, "maxSymbols": 3}))
+    assert (default["symbolCount"], default["truncated"]) == (3000, True)
+    assert len(default["symbols"]) == 1000  # 1,000 classes holding one method each: 2,000
+    assert [s["name"] for s in few["symbols"]] == ["C0", "C1"]
+    assert few["symbols"][1]["children"] == []  # C1 kept, its method past the budget
