@@ -80,6 +80,19 @@ _CONDITIONALS = frozenset(
         "template_declaration",
     }
 )
+# C and C++ test macros a test file defines its tests with; the definition is named
+# `TEST(Suite, Name)` after its whole head.
+_TEST_MACROS = frozenset(
+    {
+        "TEST",
+        "TEST_F",
+        "TEST_P",
+        "TYPED_TEST",
+        "TYPED_TEST_P",
+        "BOOST_AUTO_TEST_CASE",
+        "BOOST_FIXTURE_TEST_CASE",
+    }
+)
 # C# operators: their name is the operator (or the type converted to), after `operator`.
 _OPERATORS = frozenset({"operator_declaration", "conversion_operator_declaration"})
 # An export macro between `class` and the name (`class FMT_API file {`, `struct TORCH_API
@@ -186,6 +199,11 @@ def _definition(
     segments: tuple[str, ...]
     if "cast" in captures:  # C++ `operator bool()`: the name is the type converted to
         written = f"operator {' '.join(written.split())}"
+        name, segments = written, (written,)
+    elif written in _TEST_MACROS and node.type == "function_definition":
+        # `TEST(Suite, Name) { ... }` (GoogleTest, Boost.Test): named by its arguments, not
+        # a hundred functions called TEST
+        written = " ".join(_text(name_node.parent or name_node).split())
         name, segments = written, (written,)
     else:
         if node.type in _OPERATORS:  # C# `operator +` and `implicit operator decimal`
