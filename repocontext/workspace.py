@@ -39,10 +39,7 @@ from repocontext.index.removal import (
     reset_index_records,
 )
 from repocontext.index.service import IndexService, IndexStatus
-from repocontext.index.walk import (
-    WalkOptions,
-    check_root,
-)
+from repocontext.index.walk import WalkOptions, check_root, resolve_path
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow
@@ -457,12 +454,13 @@ class Workspace:
             )
         given = Path(path).expanduser()
         # A relative path is relative to the workspace root, not to the server's directory.
-        resolved = check_root(given if given.is_absolute() else workspace_root / given)
+        # Outside the root is refused before anything else is looked at (existence included).
+        resolved = resolve_path(given if given.is_absolute() else workspace_root / given)
         if not resolved.is_relative_to(workspace_root.expanduser().resolve()):
             raise PathOutsideWorkspaceError(
                 f"{path} resolves to {resolved}, outside the workspace root {workspace_root}"
             )
-        return resolved
+        return check_root(resolved)
 
     def _iter_repos(self) -> Iterator[RepoInfo]:
         # The registry shares the structural tree with file records; only keys with exactly

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -256,16 +257,19 @@ def test_add_refuses_a_symlink_or_dotdot_path_outside_the_root(
     assert [r.repo_id for r in workspace.list_repos()] == ["proj", "proj2"]
 
 
-def test_exclusive_refuses_a_live_run_of_another_process_and_ignores_a_dead_one(
-    workspace: Workspace,
+def test_exclusive_refuses_a_run_of_another_process_and_ignores_stale_records(
+    workspace: Workspace, tmp_path: Path
 ) -> None:
     record = workspace.store.get(STRUCTURAL, repo_key("proj"))
     assert record is not None and isinstance(record.value, dict)
     dead = subprocess.Popen(["true"])  # reaped below: its pid is gone
     dead.wait()
-    alive = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # runs until its stdin closes
+    alive = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # alive, but holds no run lock
     try:
-        assert_refusals(workspace, record.value, [(alive.pid, True), (dead.pid, False)])
+        with run_lock_holder(tmp_path / "data", "proj") as running:
+            assert_refusals(workspace, record.value, [(running, True)])
+        # A "running" record whose process holds no lock is stale (a reused pid, say).
+        assert_refusals(workspace, record.value, [(alive.pid, False), (dead.pid, False)])
     finally:
         assert alive.stdin is not None
         alive.stdin.close()
@@ -284,6 +288,34 @@ def assert_refusals(
                 workspace.remove_repo("proj")
         else:
             assert workspace.remove_repo("proj").existed
+            workspace.register_repo(registration["root"], "proj")  # (for the next case)
+
+
+@contextmanager
+def run_lock_holder(data_dir: Path, repo_id: str, seconds: float | None = None) -> Iterator[int]:
+    """Another process holding the run lock of ``repo_id`` (until the block ends, or for
+    ``seconds``); yields its pid."""
+    hold = "sys.stdin.read()" if seconds is None else f"time.sleep({seconds})"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from repocontext.store import Store\n"
+            f"with Store.open(sys.argv[1]) as s, s.exclusive('index:{repo_id}') as held:\n"
+            f"    print(held, flush=True); {hold}",
+            str(data_dir),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+        yield holder.pid
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(30)
 
 
 def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: Workspace) -> None:
@@ -311,23 +343,20 @@ def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: W
 
 
 def test_an_index_run_is_refused_while_another_process_runs_one(
-    workspace: Workspace, ws_root: Path
+    workspace: Workspace, ws_root: Path, tmp_path: Path
 ) -> None:
     record = workspace.store.get(STRUCTURAL, repo_key("proj"))
     assert record is not None and isinstance(record.value, dict)
-    alive = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # stands in for that process
-    try:
-        run: dict[str, Value] = {"status": "running", "pid": alive.pid, "phase": "parsing"}
+    with run_lock_holder(tmp_path / "data", "proj") as other:
+        run: dict[str, Value] = {"status": "running", "pid": other, "phase": "parsing"}
         workspace.store.put(STRUCTURAL, repo_key("proj"), {**record.value, "index": run})
-        with pytest.raises(IndexRunningError, match="in process"):
+        with pytest.raises(IndexRunningError, match=f"in process {other}") as caught:
             workspace.bootstrap(ws_root / "proj", background=False)
+        assert caught.value.code == "index.running"
         with pytest.raises(IndexRunningError):
             workspace.index.refresh("proj", ["app.py"])
         assert workspace.index.status("proj").status == "running"  # its status untouched
-    finally:
-        assert alive.stdin is not None
-        alive.stdin.close()
-        alive.wait(30)
+    # (its process gone: the record reads as interrupted, and the next run goes ahead)
     assert workspace.bootstrap(ws_root / "proj", background=False).status == "completed"
 
 
@@ -355,37 +384,14 @@ def test_a_first_pass_killed_with_its_process_is_resumed_when_a_server_starts(
         assert workspace.index.status("proj2").status == "none"
 
 
-def test_a_run_is_refused_while_another_process_holds_the_run_lock(tmp_path: Path) -> None:
+def test_a_quiet_refresh_of_another_process_is_waited_for(tmp_path: Path) -> None:
     repo = tmp_path / "ws" / "proj"
     (repo / "pkg").mkdir(parents=True)
     (repo / "pkg" / "a.py").write_text("def a():\n    pass\n")
     settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, background=False)
-        # Another process between the lock and its "running" status (two runs started at
-        # once both passed a check of the status before either wrote it).
-        holder = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from repocontext.store import Store\n"
-                "with Store.open(sys.argv[1]) as s, s.exclusive('index:proj') as held:\n"
-                "    print(held, flush=True); sys.stdin.read()",
-                str(tmp_path / "data"),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
-            with pytest.raises(IndexRunningError, match="another process") as caught:
-                workspace.bootstrap(repo, background=False)
-            assert caught.value.code == "index.running"
-            with pytest.raises(IndexRunningError):
-                workspace.remove_repo("proj")
-        finally:
-            assert holder.stdin is not None
-            holder.stdin.close()
-            holder.wait(30)
-        assert workspace.bootstrap(repo, background=False).status == "completed"
+        # Another process holds the lock for a moment and records no run (a refresh that
+        # changes nothing): a run waits for it instead of refusing.
+        with run_lock_holder(tmp_path / "data", "proj", seconds=1.0):
+            assert workspace.bootstrap(repo, background=False).status == "completed"

@@ -63,16 +63,15 @@ def third_party_names(path: str, imports: Iterable[ImportRef], files: RepoFiles)
 
     ``from copy import copy`` or ``import numpy.linalg``: the imported names and the
     module's segments (``copy``; ``numpy``, ``linalg``) name the library's things, never the
-    repository's own ``copy``. An import is third-party when no directory its absolute
-    imports may start from holds its first segment (the rule :func:`_python` rejects it by).
+    repository's own ``copy``. An import is third-party when its first segment names no
+    directory or module anywhere in the repository (a package under ``lib/`` that import
+    resolution does not reach is still the repository's).
     """
     found: set[str] = set()
-    roots = files.python_roots.get(_dir(path), ("", "src"))
     for ref in imports:
         if ref.kind != "python" or ref.level:
             continue
-        first = ref.spec.partition(".")[0]
-        if any(_join(root, first) in files.python_prefixes for root in roots):
+        if ref.spec.partition(".")[0] in files.python_names:
             continue
         found.update(ref.spec.split("."))
         found.update(name for name in ref.names if name != "*")

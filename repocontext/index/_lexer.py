@@ -69,8 +69,10 @@ _SKIP: Final[dict[str, tuple[str, ...]]] = {
         _DQ,
         _CHAR,
         # an attribute (`#[derive(Debug)]`, `#[instrument(skip(self))]`): configuration, not
-        # uses of the repository's names (two levels of brackets inside)
-        r"\#!?\[(?:[^\[\]]|\[(?:[^\[\]]|\[[^\[\]]*\])*\])*\]",
+        # uses of the repository's names (two levels of brackets inside; strings in it may
+        # hold brackets: `#[error("expected `]`")]`)
+        r'\#!?\[(?:"(?:\\.|[^"\\])*"|[^\["\]]|\[(?:"(?:\\.|[^"\\])*"|[^\["\]]'
+        r"|\[[^\[\]]*\])*\])*\]",
     ),
     "java": (
         _C_COMMENTS,
@@ -100,7 +102,7 @@ _SKIP: Final[dict[str, tuple[str, ...]]] = {
         # a `using A.B;` directive (also `using static` and `using X = A.B<T>;`, not a `using`
         # statement): namespace segments are no uses of a type named like one
         r"using(?<![\w]using)[ \t]+(?:static[ \t]+)?(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?"
-        r"[A-Za-z_][\w.]*(?:<[^;\n]*>)?[ \t]*;",
+        r"[A-Za-z_][\w.]*(?:<[^;\n]{0,300}>)?[ \t]*;",
     ),
     "ruby": (
         r"^=begin\b[\s\S]*?(?:^=end\b[^\n]*|\Z)",
@@ -111,18 +113,20 @@ _SKIP: Final[dict[str, tuple[str, ...]]] = {
         # %w(...), %q[...], %r{...} and the like; of %i[...] only the %i (symbols count as
         # their bare name, as :name does)
         r"%[iI](?=[(\[{<|])",
-        r"%[wWqQrsx](?:\((?:\\.|[^)\\])*\)|\[(?:\\.|[^\]\\])*\]|\{(?:\\.|[^}\\])*\}|<(?:\\.|[^>\\])*>"
-        r"|\|(?:\\.|[^|\\])*\|)",
+        # (an unclosed one, invalid Ruby, runs to the end of the file: one look, not one per
+        # opener)
+        r"%[wWqQrsx](?:\((?:\\.|[^)\\])*\)?|\[(?:\\.|[^\]\\])*\]?|\{(?:\\.|[^}\\])*\}?"
+        r"|<(?:\\.|[^>\\])*>?|\|(?:\\.|[^|\\])*\|?)",
         # a regular-expression literal where an operand starts (after `(`, `,`, `=`, `=~`,
         # `[`, `!`, `|`, `&`, `{`, `;`, `when`), never a division
         r"/(?:(?<=[(,=~\[!|&{;]/)|(?<=[(,=~\[!|&{;] /)|(?<=\bwhen /))"
-        r"(?![ \t=])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[a-z]*",
+        r"(?![ \t=])(?:\\.|\[(?:\\.|[^\]\\\n]){0,200}\]|[^/\\\n\[]){1,300}/[a-z]*",
     ),
 }
-# A Ruby heredoc with an upper-case terminator (<<~TEXT, <<-"SQL", <<EOS): its body and its
-# terminator line are text; the rest of its opening line is code (`<<~EOS.strip, x)`).
-_HEREDOC: Final = re.compile(
-    rb"<<[~-]?([\"'`]?)([A-Z_][A-Z0-9_]*)\1([^\n]*\n)([\s\S]*?^[ \t]*\2\b[^\n]*)", re.MULTILINE
+# A Ruby heredoc opener with an upper-case terminator (<<~TEXT, <<-"SQL", <<EOS); not after
+# an operand: `1<<BITS` and `mask <<SHIFT` are shifts.
+_HEREDOC_OPENER: Final = re.compile(
+    rb"(?<![\w)\]}])(?<![\w)\]}] )<<[~-]?([\"'`]?)([A-Z_][A-Z0-9_]*)\1"
 )
 _FAMILY: Final = {"javascript": "ecma", "typescript": "ecma", "tsx": "ecma", "cpp": "c"}
 
@@ -215,9 +219,7 @@ def identifiers(source: bytes, language: str) -> set[str]:
     """
     family = _FAMILY.get(language, language)
     pattern, table, keywords = _lexer(family)
-    code = source
-    if family == "ruby" and b"<<" in source:
-        code = _HEREDOC.sub(_heredoc_blanked, source)
+    code = _without_heredocs(source) if family == "ruby" and b"<<" in source else source
     blanked = pattern.sub(b" ", code)
     holes = _holes(source, family)
     if holes:
@@ -232,8 +234,38 @@ def identifiers(source: bytes, language: str) -> set[str]:
     }
 
 
-def _heredoc_blanked(match: re.Match[bytes]) -> bytes:
-    return b" " * (match.start(3) - match.start()) + match[3] + b" " * len(match[4])
+def _without_heredocs(source: bytes) -> bytes:
+    """``source`` with the bodies of its Ruby heredocs blanked (text, not code).
+
+    A body runs from the line after its opener to its terminator alone on a line; the rest
+    of the opener's line is code (``<<~EOS.strip, x)``). An opener on a comment line, or
+    without a terminator, is left alone; each missing terminator is looked for once.
+    """
+    parts: list[bytes] = []
+    at = 0
+    missing: set[bytes] = set()
+    for opener in _HEREDOC_OPENER.finditer(source):
+        name = opener[2]
+        if opener.start() < at or name in missing:
+            continue  # (inside a body blanked already)
+        line = source.rfind(b"\n", 0, opener.start()) + 1
+        if source[line : opener.start()].lstrip().startswith(b"#"):
+            continue
+        body = source.find(b"\n", opener.end()) + 1
+        end = _terminator(name).search(source, body) if body else None
+        if end is None:
+            missing.add(name)
+            continue
+        blank = b" " * (opener.end() - opener.start())  # (the opener names no definition)
+        parts += (source[at : opener.start()], blank, source[opener.end() : body])
+        parts.append(b" " * (end.end() - body))
+        at = end.end()
+    return b"".join((*parts, source[at:])) if parts else source
+
+
+@functools.lru_cache(maxsize=256)
+def _terminator(name: bytes) -> re.Pattern[bytes]:
+    return re.compile(rb"^[ \t]*" + re.escape(name) + rb"[ \t]*$", re.MULTILINE)
 
 
 @functools.cache

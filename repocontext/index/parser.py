@@ -100,8 +100,9 @@ _OPERATORS = frozenset({"operator_declaration", "conversion_operator_declaration
 # its members are lost. The macro (all capitals, maybe with arguments) is blanked out before
 # parsing; byte offsets and lines stay the same, and signatures come from the source.
 _CLASS_MACRO = re.compile(
-    rb"(?:class|struct)(?<![\w]class)(?<![\w]struct)[ \t]+([A-Z_][A-Z0-9_]+(?:\([^()\n]*\))?)"
-    rb"[ \t]+(?=(?!final\b)[A-Za-z_]\w*(?:<[^;{}\n]*>)?[ \t]*(?:final\b[ \t]*)?[:{\n])"
+    rb"(?:class|struct)(?<![\w]class)(?<![\w]struct)[ \t]+"
+    rb"([A-Z_][A-Z0-9_]+(?:\([^()\n]{0,200}\))?)[ \t]+"
+    rb"(?=(?!final\b)[A-Za-z_]\w*(?:<[^;{}\n]{0,300}>)?[ \t]*(?:final\b[ \t]*)?[:{\n])"
 )
 _CAPTURE = re.compile(r"@([A-Za-z_][\w.]*)")
 _INHERITS = re.compile(r"^; inherits: (\w+)")

@@ -23,6 +23,7 @@ again, and its catch-up pass takes in what the lost batch held; only repeated fa
 from __future__ import annotations
 
 import logging
+import stat
 import threading
 import time
 from collections import defaultdict
@@ -112,24 +113,31 @@ class Reconciler:
                 try:
                     self._watch(roots)
                     continue
-                except RuntimeError as exc:  # (the watcher's own errors are RuntimeErrors)
+                # (the watcher's own errors are RuntimeErrors; OSError: it could not start,
+                # a root gone meanwhile or the inotify limit)
+                except (OSError, RuntimeError) as exc:
                     now = time.monotonic()
                     failures = [t for t in failures if now - t < RESTART_WINDOW_S] + [now]
                     if len(failures) <= MAX_RESTARTS:
                         _log.warning("file watching stopped (%s); restarting it", exc)
                         self.restarts += 1
+                        self._stop.wait(1.0)
                         continue
                     _log.warning("file watching keeps failing (%s); polling instead", exc)
                     self.mode = "poll"
-                except OSError as exc:
-                    _log.warning("file watching failed (%s); polling instead", exc)
-                    self.mode = "poll"
+            if self.mode == "watch" and self._roots():
+                # registered roots, none there now: look again every second (watched, and
+                # caught up, once one is back)
+                if self._stop.wait(1.0):
+                    return
+                continue
             if self._stop.wait(self.interval_seconds if self._roots() else 1.0):
                 return
             self._pass_all(self._roots())
 
-    def _watch(self, roots: dict[str, Path]) -> None:
+    def _watch(self, watched: dict[str, tuple[Path, int]]) -> None:
         """Watch until the set of roots changes, the interval elapses or the loop stops."""
+        roots = {repo_id: root for repo_id, (root, _) in watched.items()}
         watch_filter = watchfiles.DefaultFilter(ignore_paths=[str(p) for p in self._ignore])
         if self._warm is not None:
             for repo_id in sorted(roots):
@@ -157,7 +165,7 @@ class Reconciler:
                 self._pass_all(roots)
                 caught_up = True
                 self.watching.set()
-            if self._watchable() != roots:
+            if self._watchable() != watched:
                 # A repository was added or removed, or its root vanished or came back (a
                 # root deleted and made again is a new directory: watched anew, caught up).
                 return
@@ -196,10 +204,21 @@ class Reconciler:
             if repo_id in self._deferred:
                 self._refresh_or_defer(repo_id, ())
 
-    def _watchable(self) -> dict[str, Path]:
-        """The registered roots that exist now: the watcher refuses them all when one is gone."""
-        roots = self._roots()
-        return {repo_id: root for repo_id, root in roots.items() if root.is_dir()}
+    def _watchable(self) -> dict[str, tuple[Path, int]]:
+        """The registered roots that exist now, with their inodes.
+
+        The watcher refuses every root when one is gone; and a root deleted and made again
+        (or swapped by a rename) is another directory under the same path: its inode tells.
+        """
+        found: dict[str, tuple[Path, int]] = {}
+        for repo_id, root in self._roots().items():
+            try:
+                info = root.stat()
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                found[repo_id] = (root, info.st_ino)
+        return found
 
     def _pass_all(self, roots: dict[str, Path]) -> None:
         for repo_id in sorted(roots):

@@ -131,6 +131,8 @@ class RepoFiles:
             (``__init__.py`` before ``.py`` before ``.pyi``).
         python_prefixes: Every Python module path and every directory above one, to reject
             third-party imports with one lookup per candidate root.
+        python_names: Every name of those paths' segments (``src/pkg/util`` -> ``src``,
+            ``pkg``, ``util``): a module whose first segment is none of them is third-party.
         python_roots: Directory holding Python files -> where its absolute imports may start.
         go_packages: Directory (``""`` for the root) -> its non-test ``.go`` files, sorted.
         by_basename: File name -> the paths with that name, sorted.
@@ -145,6 +147,7 @@ class RepoFiles:
     go_module: str | None
     python_modules: Mapping[str, str]
     python_prefixes: frozenset[str]
+    python_names: frozenset[str]
     python_roots: Mapping[str, tuple[str, ...]]
     go_packages: Mapping[str, tuple[str, ...]]
     by_basename: Mapping[str, tuple[str, ...]]
@@ -191,7 +194,8 @@ class RepoFiles:
             paths=frozenset(ordered),
             go_module=go_mod_module.strip().rstrip("/") if go_mod_module else None,
             python_modules=modules,
-            python_prefixes=python_prefixes(modules),
+            python_prefixes=(prefixes := python_prefixes(modules)),
+            python_names=frozenset(name for key in prefixes for name in key.split("/")),
             python_roots=python_roots(modules),
             go_packages=_freeze(go_packages),
             by_basename=_freeze(by_basename),
@@ -216,7 +220,8 @@ def resolve_imports(path: str, outline: FileOutline, files: RepoFiles) -> list[L
     Returns:
         Links with kind ``import``; external, system and unresolvable imports yield none, and
         a file never links to itself. When two imports reach one file the first reason is kept
-        and the names are merged.
+        and the names are merged, except that an import of the file itself replaces a
+        package-wide one (names ``*``: a Java wildcard, a C# namespace).
     """
     found: dict[str, Link] = {}
     for ref in outline.imports:
@@ -227,7 +232,9 @@ def resolve_imports(path: str, outline: FileOutline, files: RepoFiles) -> list[L
             if target == path:
                 continue
             prior = found.get(target)
-            if prior is not None:
+            if prior is not None and names == ("*",):
+                continue  # a package-wide import adds nothing to a file's own import
+            if prior is not None and prior.names != ("*",):
                 names = prior.names + tuple(n for n in names if n not in prior.names)
                 reason = prior.reason
             found[target] = Link(path, target, IMPORT, reason, names)

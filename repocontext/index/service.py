@@ -15,6 +15,7 @@ import logging
 import os
 import posixpath
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -53,6 +54,7 @@ _log = logging.getLogger(__name__)
 
 START_WAIT_S: Final = 5.0
 EXCLUSIVE_WAIT_S: Final = 10.0
+_LOCK_POLL_S: Final = 0.05
 """How long :meth:`IndexService.exclusive` waits for a refresh in progress to end."""
 
 
@@ -176,13 +178,24 @@ class IndexService:
 
         Raises:
             NotFoundError: No repository ``repo_id`` is registered.
-            PathOutsideWorkspaceError: A path resolves outside the indexed root.
+            RootChangedError: The root was swapped for a symlink since it was registered.
+            PathOutsideWorkspaceError: A path is outside the indexed root as written (one
+                inside it that a symlinked directory leads out of is skipped).
         """
         repo = self._repo(repo_id)
-        root = Path(str(repo.get("root")))
+        # (first: a root swapped for a symlink is refused, not read as paths leading out)
+        root = _checked_root(repo_id, repo, Path(str(repo.get("root"))))
         scope: set[str] = set()
         for path in paths:
-            prefix = scope_prefix(root, path).rstrip("/")
+            try:
+                prefix = scope_prefix(root, path).rstrip("/")
+            except PathOutsideWorkspaceError:
+                if not _under(os.path.normpath(root / path), str(root)):
+                    raise  # named outside the root
+                # (under the root as written, out of it through a symlinked directory: an
+                # event inside a link the walk never follows)
+                _log.warning("refresh of %s skips %r: it leads outside the root", repo_id, path)
+                continue
             if prefix and not keyable(repo_id, prefix):
                 # (no file of that name can be indexed, none under it either: a name with a
                 # control character, or too long for a key)
@@ -352,7 +365,6 @@ class IndexService:
             IndexRunningError: A run of the repository is in progress (in this process or
                 another), or a refresh did not end within ``timeout`` seconds.
         """
-        self._refuse_foreign_run(repo_id, locked_elsewhere=False)
         lock = self._repo_lock(repo_id)
         if not lock.acquire(blocking=False):
             if self._stored_run(repo_id) is not None:
@@ -360,7 +372,7 @@ class IndexService:
             if not lock.acquire(timeout=timeout):
                 raise IndexRunningError(f"a refresh of {repo_id!r} did not end in {timeout} s")
         try:
-            with self.store.exclusive(f"index:{repo_id}") as held:  # (see _execute)
+            with self._run_lock(repo_id, timeout) as held:  # (see _execute)
                 self._refuse_foreign_run(repo_id, locked_elsewhere=not held)
                 yield
         finally:
@@ -377,16 +389,33 @@ class IndexService:
         return index if isinstance(index, dict) and index.get("status") == "running" else None
 
     def _refuse_foreign_run(self, repo_id: str, *, locked_elsewhere: bool) -> None:
+        """Refuse when another process holds the run lock (the record names its pid, if any)."""
+        if not locked_elsewhere:
+            return  # (a "running" record of another process without the lock is stale)
         run = self._stored_run(repo_id)
         pid = run.get("pid") if run is not None else None
         foreign = isinstance(pid, int) and pid != os.getpid()
-        if locked_elsewhere or (foreign and self._alive(repo_id, pid)):
-            where = f"process {pid}" if foreign else "another process"
-            raise IndexRunningError(
-                f"an index run of {repo_id!r} is in progress in {where}",
-                hint="Wait until repocontext_index_status reports completed or failed "
-                "(or stop that process), then call again.",
-            )
+        where = f"process {pid}" if foreign else "another process"
+        raise IndexRunningError(
+            f"an index run of {repo_id!r} is in progress in {where}",
+            hint="Wait until repocontext_index_status reports completed or failed "
+            "(or stop that process), then call again.",
+        )
+
+    @contextmanager
+    def _run_lock(self, repo_id: str, wait_s: float = EXCLUSIVE_WAIT_S) -> Iterator[bool]:
+        """Hold the inter-process run lock of ``repo_id``; yields False when it stays busy.
+
+        A process whose run is recorded as running refuses at once; one holding the lock for
+        a quiet refresh (which records nothing) is waited for, ``wait_s`` at most.
+        """
+        deadline = time.monotonic() + wait_s
+        while True:
+            with self.store.exclusive(f"index:{repo_id}") as held:
+                if held or self._stored_run(repo_id) is not None or time.monotonic() > deadline:
+                    yield held
+                    return
+            time.sleep(_LOCK_POLL_S)
 
     def _execute(
         self,
@@ -409,7 +438,7 @@ class IndexService:
                 root = _checked_root(repo_id, repo, root)
                 # One run at a time across processes too: a lock the kernel drops with its
                 # holder (two runs started at once both passed a check of the status).
-                held = run_lock.enter_context(self.store.exclusive(f"index:{repo_id}"))
+                held = run_lock.enter_context(self._run_lock(repo_id))
                 self._refuse_foreign_run(repo_id, locked_elsewhere=not held)
                 job = IndexJob(
                     self.store,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Sequence
@@ -58,6 +59,7 @@ __all__ = [
 ]
 
 DEFAULT_MAX_FILE_BYTES: Final = 1_000_000
+_GIT_UNREADABLE: Final = re.compile(r"warning: could not open directory '([^'\n]*)': ([^\n]*)")
 _GIT_TIMEOUT: Final = 120
 
 
@@ -394,6 +396,12 @@ def _git_files(
         if prefixes is None:
             return _walk_files(root, options, issues)
         return [rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix, issues)]
+    # git lists what it can and only warns about a directory it cannot open: its untracked
+    # files are unknown this time (kept, not removed: see WalkResult.unreadable)
+    warnings = _GIT_UNREADABLE.finditer(out.stderr.decode("utf-8", "surrogateescape"))
+    issues.extend(
+        WalkIssue(printable_path(w[1].rstrip("/")), f"unreadable: {w[2]}") for w in warnings
+    )
     names = out.stdout.decode("utf-8", "surrogateescape").split("\0")
     return [n for n in names if n and not _in_git_dir(n)]
 
@@ -401,8 +409,15 @@ def _git_files(
 def _walk_prefix(
     root: Path, options: WalkOptions, prefix: str, issues: list[WalkIssue]
 ) -> list[str]:
-    """The files under one scope prefix, with the .gitignore files above it applied."""
+    """The files under one scope prefix, with the .gitignore files above it applied.
+
+    Nothing under a symlinked directory: the whole walk does not descend into one (it lists
+    the link itself, which the stat step reports), and neither does a scope through it.
+    """
     parts = prefix.rstrip("/").split("/")
+    directories = parts if prefix.endswith("/") else parts[:-1]
+    if any(os.path.islink(root.joinpath(*directories[: i + 1])) for i in range(len(directories))):
+        return []
     specs: dict[str, pathspec.GitIgnoreSpec] = {}
     for depth in range(len(parts)):  # the directories above the prefix, root first
         rel_dir = "/".join(parts[:depth])

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
@@ -100,8 +100,10 @@ class GrantedServer(MCPServer):
             with granted(self.grant):
                 try:
                     result = await super().call_tool(name, arguments, context)
-                except ToolError as exc:
-                    if not isinstance(exc.__cause__, ValidationError):
+                except ToolError as exc:  # (not a failed output conversion: the server's fault)
+                    if isinstance(exc, UnexpectedToolError) or not isinstance(
+                        exc.__cause__, ValidationError
+                    ):
                         raise
                     return _invalid_arguments(name, exc.__cause__)
             if not (isinstance(result, CallToolResult) and result.is_error):

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from repocontext.errors import PathOutsideWorkspaceError
+from repocontext.index.job import load_file_nodes
 from repocontext.index.walk import WalkOptions
 
 
@@ -104,7 +105,9 @@ def test_an_indexed_file_that_cannot_be_read_now_is_neither_updated_nor_removed(
 def test_the_files_of_a_directory_that_cannot_be_listed_now_are_kept(workspace, repo, git_listing):
     if not git_listing:
         shutil.rmtree(repo / ".git")  # a plain walk
+    (repo / "pkg/untracked.py").write_text("x = 1\n")  # git lists it only while it can look
     workspace.bootstrap(repo, background=False)
+    assert workspace.index.outline("demo", "pkg/untracked.py").exists
     sealed = repo / "pkg"
     sealed.chmod(0)
     try:
@@ -120,6 +123,7 @@ def test_the_files_of_a_directory_that_cannot_be_listed_now_are_kept(workspace, 
     assert changed == [[], [], []]
     assert rerun == [[], [], []]
     assert workspace.index.outline("demo", "pkg/util.py").exists  # still indexed
+    assert workspace.index.outline("demo", "pkg/untracked.py").exists
 
 
 def unprivileged(workspace, repo, statement: str) -> list[list[str]]:
@@ -175,3 +179,18 @@ def test_a_file_that_turned_binary_is_reported_removed_as_a_run_drops_it(workspa
     assert status.counters["filesRemoved"] == 1
     clean = workspace.index.changed("demo")
     assert (clean.added, clean.updated, clean.removed) == ([], [], [])
+
+
+def test_a_symlinked_directory_is_never_walked_into_by_a_scope(workspace, repo, tmp_path):
+    shutil.rmtree(repo / ".git")  # a plain walk (git never follows a link)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("PASSWORD = 'hunter2'\n")
+    workspace.bootstrap(repo, background=False)
+    (repo / "ext").symlink_to(outside)
+    for scope in ("ext", "ext/"):
+        assert workspace.index.changed("demo", scope).added == []
+    workspace.index.refresh("demo", ["ext", "ext/secret.py"])
+    assert not workspace.index.outline("demo", "ext/secret.py").exists
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert not any(path.startswith("ext") for path in nodes)

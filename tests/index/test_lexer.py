@@ -183,3 +183,23 @@ def test_invalid_utf8_and_non_ascii_names_survive():
         "\ufffd",
         "bad",
     }
+
+
+@pytest.mark.parametrize(
+    ("source", "names"),
+    [
+        # a shift is no heredoc, and a line that merely starts with the word ends nothing
+        (b"MASK = 1<<BITS\nBITS.times { |i| puts i }\n", {"MASK", "BITS", "times", "i", "puts"}),
+        # a heredoc in a comment leaves the code after it alone
+        (b"# x = <<~EOS\n#   text\n# EOS\nafter_it(1)\n", {"after_it"}),
+        # an unclosed %w( (invalid) ends the file's names, not the lexer's speed
+        (b"first(1)\nwords = %w(a b\n", {"first", "words"}),
+    ],
+)
+def test_ruby_literals_that_look_like_heredocs_or_word_lists(source, names):
+    assert identifiers(source, "ruby") == names
+
+
+def test_a_rust_attribute_may_hold_brackets_in_its_strings():
+    source = b'#[error("expected `[`")]\nOpenBracket,\n#[error("expected `]`")]\nMiddle(Wrapper)\n'
+    assert identifiers(source, "rust") == {"OpenBracket", "Middle", "Wrapper"}

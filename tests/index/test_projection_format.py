@@ -25,7 +25,8 @@ from repocontext.store.records import pack
 # collections' methods, defined once in the repository; format 10 a name imported from a
 # third-party Python module; format 11 a C file including a header whose source file
 # exists: both are its imports; format 12 Java wildcard imports marked `*`, evidence of a
-# covering test only beside another).
+# covering test only beside another; format 13 an explicit import of a file replacing a
+# wildcard one reaching it).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -39,6 +40,7 @@ RECORDED = {
     10: "539b1b056a0e0eeb5707ed0bed338861cbba1b51f6b88f5f6d508b6be6fde8bb",
     11: "2d6b2adfe8411bccdd9d40ab80fd715e008f1fb91689453a557cc337d5465850",
     12: "6c5e006a9ecc2421648c35446f23455ec026c88126e93a631ae0b52f7829a48b",
+    13: "0cdb6e4997dad2a44c67a28dd38fe5990158e572e9ed51b17bff710c06f798aa",
 }
 
 

@@ -241,6 +241,18 @@ def test_a_refresh_skips_what_it_cannot_index_and_applies_the_rest(workspace, re
     assert workspace.index.refresh("demo", ["new\nline.py"]).files_read == 0
 
 
+def test_a_path_through_a_symlinked_directory_out_of_the_root_is_skipped(workspace, repo, tmp_path):
+    workspace.bootstrap(repo, background=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_text("def x():\n    pass\n")
+    (repo / "ext").symlink_to(outside)  # watchfiles reports events inside such links
+    (repo / "b.py").write_text("def b():\n    pass\n")
+    workspace.index.refresh("demo", ["ext/x.py", "b.py"])  # no failure: b.py applied
+    nodes = load_file_nodes(workspace.store, "demo")
+    assert "b.py" in nodes and not any(path.startswith("ext") for path in nodes)
+
+
 def test_a_file_replaced_by_a_directory_of_its_name_is_refreshed_as_both(workspace, repo):
     workspace.bootstrap(repo, background=False)
     (repo / "pkg/app.py").unlink()
@@ -322,11 +334,41 @@ def test_a_batch_refused_while_another_process_indexes_is_applied_after(tmp_path
         )
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+            reconciler = workspace.reconciler
+            assert reconciler is not None
+            before = reconciler.batches
             (repo / "pkg/during.py").write_text("def during():\n    pass\n")
-            time.sleep(1.5)  # the batch arrives and is refused (index.running): kept
+            # the batch arrives and is refused (index.running): kept for later
+            assert wait_for(lambda: reconciler.batches > before)
             assert symbol_names(workspace, "pkg/during.py") == []
         finally:
             assert holder.stdin is not None
             holder.stdin.close()
             holder.wait(30)
         assert wait_for(lambda: symbol_names(workspace, "pkg/during.py") == ["during"])
+
+
+def test_a_root_deleted_and_made_again_at_once_is_watched_anew(tmp_path, repo, repo_factory):
+    with watched(tmp_path, repo) as workspace:
+        shutil.rmtree(repo)
+        repo_factory(repo)  # a new directory under the same path, within one tick
+        (repo / "pkg/util.py").write_text("def anew():\n    pass\n")
+        assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["anew"])
+
+
+def test_the_only_root_gone_and_back_is_watched_again_in_seconds(tmp_path, repo, repo_factory):
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        workspace_root=repo.parent,
+        reconcile="watch",
+        reconcile_interval_seconds=600,  # (not the periodic pass)
+    )
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        moved = tmp_path / "away"
+        shutil.move(repo, moved)
+        workspace.start_background()
+        time.sleep(1.5)  # the loop finds no root to watch
+        shutil.move(moved, repo)
+        (repo / "pkg/util.py").write_text("def back_again():\n    pass\n")
+        assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["back_again"])

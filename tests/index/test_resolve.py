@@ -732,6 +732,18 @@ def test_names_a_python_file_imports_from_third_party_modules_make_no_reference_
     )
     links = reference_links("app.py", own, index, files=files)
     assert [link.target for link in links] == ["lib/versions.py"]
+    # a package of the repository that import resolution does not reach is still its own
+    nested = RepoFiles.build(
+        ["tests/test_engine.py", "lib/barpkg/__init__.py", "lib/barpkg/engine.py"]
+    )
+    unresolved = FileOutline(
+        "python",
+        imports=(ImportRef("barpkg.engine", "python", 1, names=("ignite",)),),
+        references=("ignite",),
+    )
+    engine = {"ignite": frozenset({"lib/barpkg/engine.py"})}
+    found = reference_links("tests/test_engine.py", unresolved, engine, files=nested)
+    assert [link.target for link in found] == ["lib/barpkg/engine.py"]
     assert [link.target for link in reference_links("app.py", out, index)] == [
         "lib/copying.py",  # (without the file set nothing is known about the imports)
         "lib/versions.py",
