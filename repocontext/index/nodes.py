@@ -33,7 +33,7 @@ __all__ = [
     "touched_node",
 ]
 
-NODE_FORMAT: Final = 11
+NODE_FORMAT: Final = 12
 """Bumped when extraction changes, so that every file is parsed again."""
 
 
