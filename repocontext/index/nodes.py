@@ -19,8 +19,10 @@ from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
     "NODE_FORMAT",
+    "count_symbols",
     "file_node",
     "file_text",
+    "first_symbols",
     "flat_symbols",
     "iter_file_nodes",
     "iter_symbols",
@@ -212,3 +214,28 @@ def nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:
 def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
     """Return every file node of a repository by path."""
     return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}
+
+
+def count_symbols(symbols: list[Any]) -> int:
+    """How many symbols a stored symbol tree holds, nested ones included."""
+    return sum(1 + count_symbols(list(s.get("children") or [])) for s in symbols)
+
+
+def first_symbols(symbols: list[Any], budget: int) -> list[Any]:
+    """The first ``budget`` symbols in depth-first order, nested as stored."""
+    kept: list[Any] = []
+
+    def take(level: list[Any], into: list[Any]) -> None:
+        nonlocal budget
+        for symbol in level:
+            if budget <= 0:
+                return
+            budget -= 1
+            children = list(symbol.get("children") or [])
+            copy = {**symbol, "children": []} if children else dict(symbol)
+            into.append(copy)
+            if children:
+                take(children, copy["children"])
+
+    take(symbols, kept)
+    return kept

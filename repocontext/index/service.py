@@ -39,7 +39,7 @@ from repocontext.index.job import (
     ProgressFn,
     load_stat_fields,
 )
-from repocontext.index.nodes import file_text
+from repocontext.index.nodes import count_symbols, file_text, first_symbols
 from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import load_projections
 from repocontext.index.walk import WalkOptions, keyable, resolve_path
@@ -306,8 +306,8 @@ class IndexService:
         if node is None:
             return OutlineView(exists=False)
         symbols = list(node.get("symbols") or [])
-        total = _count_symbols(symbols)
-        kept = symbols if max_symbols is None else _first_symbols(symbols, max(max_symbols, 0))
+        total = count_symbols(symbols)
+        kept = symbols if max_symbols is None else first_symbols(symbols, max(max_symbols, 0))
         return OutlineView(
             exists=True,
             language=node.get("language"),
@@ -584,27 +584,3 @@ def _pid_alive(pid: int) -> bool:
 
 def _under(path: str, root: str) -> bool:
     return (path + "/").startswith(root.rstrip("/") + "/")
-
-
-def _count_symbols(symbols: list[Any]) -> int:
-    return sum(1 + _count_symbols(list(s.get("children") or [])) for s in symbols)
-
-
-def _first_symbols(symbols: list[Any], budget: int) -> list[Any]:
-    """The first ``budget`` symbols in depth-first order, nested as stored."""
-    kept: list[Any] = []
-
-    def take(level: list[Any], into: list[Any]) -> None:
-        nonlocal budget
-        for symbol in level:
-            if budget <= 0:
-                return
-            budget -= 1
-            children = list(symbol.get("children") or [])
-            copy = {**symbol, "children": []} if children else dict(symbol)
-            into.append(copy)
-            if children:
-                take(children, copy["children"])
-
-    take(symbols, kept)
-    return kept
