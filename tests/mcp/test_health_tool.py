@@ -209,14 +209,17 @@ async def test_health_over_stdio_moves_from_building_to_keyword_only_after_repo_
         for _ in range(600):
             health = _structured(await client.call_tool("repocontext_health", {"repoId": "proj"}))
             phases.append(health["retrievalPhase"])
-            if health["retrievalPhase"] == "keyword_only":
+            if health["retrievalPhase"] in ("keyword_only", "serving"):
                 break
             await anyio.sleep(0.05)
         listing = _structured(await client.call_tool("repocontext_list_repos", {}))
-    assert set(phases) <= {"building", "keyword_only"}
-    assert phases[-1] == "keyword_only"
+    # Indexed: keyword search at least. The embedding pass (the real model, loaded in the
+    # background) may also have finished by the first poll after the index did, on a busy
+    # machine: then the phase goes from building straight to serving.
+    assert set(phases) <= {"building", "keyword_only", "serving"}
+    assert phases[-1] in ("keyword_only", "serving")
     repository = health["repository"]
-    assert isinstance(repository, dict) and repository["verdict"] == "keyword_only"
+    assert isinstance(repository, dict) and repository["verdict"] == phases[-1]
     [entry] = listing["repos"]
     assert entry["repoId"] == "proj"
     assert entry["root"] == str(repo.resolve())
