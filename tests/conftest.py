@@ -1,6 +1,49 @@
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
 import pytest
 
 
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@contextmanager
+def _hold_run_lock(
+    data_dir: Path, repo_id: str, seconds: float | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the run lock of ``repo_id`` in the store of ``data_dir``
+    (as an index run in it does), until the block ends or for ``seconds``."""
+    hold = "sys.stdin.read()" if seconds is None else f"time.sleep({seconds})"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from repocontext.store import Store\n"
+            f"with Store.open(sys.argv[1]) as s, s.exclusive('index:{repo_id}') as held:\n"
+            f"    print(held, flush=True); {hold}",
+            str(data_dir),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+        yield holder
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.kill()  # (no-op once it has ended)
+        holder.wait(30)
+
+
+@pytest.fixture
+def run_lock_holder() -> Callable[..., AbstractContextManager[subprocess.Popen[str]]]:
+    """Start another process holding a repository's run lock: ``with run_lock_holder(data_dir,
+    repo_id) as process``."""
+    return _hold_run_lock

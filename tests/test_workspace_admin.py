@@ -2,11 +2,10 @@
 
 import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -258,7 +257,7 @@ def test_add_refuses_a_symlink_or_dotdot_path_outside_the_root(
 
 
 def test_exclusive_refuses_a_run_of_another_process_and_ignores_stale_records(
-    workspace: Workspace, tmp_path: Path
+    workspace: Workspace, tmp_path: Path, run_lock_holder: Any
 ) -> None:
     record = workspace.store.get(STRUCTURAL, repo_key("proj"))
     assert record is not None and isinstance(record.value, dict)
@@ -267,7 +266,7 @@ def test_exclusive_refuses_a_run_of_another_process_and_ignores_stale_records(
     alive = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # alive, but holds no run lock
     try:
         with run_lock_holder(tmp_path / "data", "proj") as running:
-            assert_refusals(workspace, record.value, [(running, True)])
+            assert_refusals(workspace, record.value, [(running.pid, True)])
         # A "running" record whose process holds no lock is stale (a reused pid, say).
         assert_refusals(workspace, record.value, [(alive.pid, False), (dead.pid, False)])
     finally:
@@ -289,33 +288,6 @@ def assert_refusals(
         else:
             assert workspace.remove_repo("proj").existed
             workspace.register_repo(registration["root"], "proj")  # (for the next case)
-
-
-@contextmanager
-def run_lock_holder(data_dir: Path, repo_id: str, seconds: float | None = None) -> Iterator[int]:
-    """Another process holding the run lock of ``repo_id`` (until the block ends, or for
-    ``seconds``); yields its pid."""
-    hold = "sys.stdin.read()" if seconds is None else f"time.sleep({seconds})"
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time; from repocontext.store import Store\n"
-            f"with Store.open(sys.argv[1]) as s, s.exclusive('index:{repo_id}') as held:\n"
-            f"    print(held, flush=True); {hold}",
-            str(data_dir),
-        ],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
-        yield holder.pid
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(30)
 
 
 def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: Workspace) -> None:
@@ -343,11 +315,12 @@ def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: W
 
 
 def test_an_index_run_is_refused_while_another_process_runs_one(
-    workspace: Workspace, ws_root: Path, tmp_path: Path
+    workspace: Workspace, ws_root: Path, tmp_path: Path, run_lock_holder: Any
 ) -> None:
     record = workspace.store.get(STRUCTURAL, repo_key("proj"))
     assert record is not None and isinstance(record.value, dict)
-    with run_lock_holder(tmp_path / "data", "proj") as other:
+    with run_lock_holder(tmp_path / "data", "proj") as holder:
+        other = holder.pid
         run: dict[str, Value] = {"status": "running", "pid": other, "phase": "parsing"}
         workspace.store.put(STRUCTURAL, repo_key("proj"), {**record.value, "index": run})
         with pytest.raises(IndexRunningError, match=f"in process {other}") as caught:
@@ -384,7 +357,9 @@ def test_a_first_pass_killed_with_its_process_is_resumed_when_a_server_starts(
         assert workspace.index.status("proj2").status == "none"
 
 
-def test_a_quiet_refresh_of_another_process_is_waited_for(tmp_path: Path) -> None:
+def test_a_quiet_refresh_of_another_process_is_waited_for(
+    tmp_path: Path, run_lock_holder: Any
+) -> None:
     repo = tmp_path / "ws" / "proj"
     (repo / "pkg").mkdir(parents=True)
     (repo / "pkg" / "a.py").write_text("def a():\n    pass\n")

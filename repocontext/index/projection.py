@@ -48,6 +48,7 @@ from repocontext.index.facts import NO_FACTS, Definitions, Facts, definitions_of
 from repocontext.index.model import FileOutline, Link
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
+    PACKAGED,
     RepoFiles,
     is_covered_source,
     naming_index,
@@ -83,7 +84,6 @@ PROJECTION_FORMAT: Final = 13
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
-_PACKAGED: Final = (".java", ".cs")  # files whose declared package import resolution reads
 _FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each file's refs
 
 NodeReader = Callable[[str], Mapping[str, Any] | None]
@@ -276,7 +276,7 @@ class ProjectionState:
             self._files = RepoFiles.build(
                 self._languages,
                 packages={
-                    p: f.outline.package for p, f in self._facts.items() if p.endswith(_PACKAGED)
+                    p: f.outline.package for p, f in self._facts.items() if p.endswith(PACKAGED)
                 },
                 go_mod_module=go_module,
             )
@@ -378,7 +378,7 @@ class ProjectionState:
         affected.fqs.update(gone)
         affected.relink.add(path)
         affected.targets.add(path)
-        packaged = path.endswith(_PACKAGED) and old.outline.package != new.outline.package
+        packaged = path.endswith(PACKAGED) and old.outline.package != new.outline.package
         return was_known != (node is not None) or packaged
 
     def _track_referrers(self, affected: _Affected) -> None:

@@ -201,8 +201,7 @@ class Reconciler:
 
     def _retry_deferred(self) -> None:
         for repo_id in sorted(self._deferred):
-            if repo_id in self._deferred:
-                self._refresh_or_defer(repo_id, ())
+            self._refresh_or_defer(repo_id, ())
 
     def _watchable(self) -> dict[str, tuple[Path, int]]:
         """The registered roots that exist now, with their inodes.

@@ -41,6 +41,7 @@ from repocontext.index.model import FileOutline, Link
 __all__ = [
     "JS_EXTENSION_ORDER",
     "MAX_DEFINING_FILES",
+    "PACKAGED",
     "REFERENCE_STOPLIST",
     "TS_EXTENSION_ORDER",
     "RepoFiles",
@@ -89,7 +90,9 @@ _FAMILIES: Final = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 
 _TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing"})
 _EXAMPLE_DIRS: Final = frozenset({"examples", "example", "demo", "demos", "samples", "sample"})
-_PACKAGED: Final = (".java", ".cs")  # their package-wide imports name every file of it
+PACKAGED: Final = (".java", ".cs")
+"""Files that declare their package: import resolution reads it, and their package-wide
+imports (a Java wildcard, a C# namespace) name every file of it."""
 _JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 # (test file extension, prefix, suffix, covered extensions, same directory only)
 _NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = (
@@ -429,7 +432,7 @@ def test_links(target: str, incoming: Iterable[Link], named_tests: Iterable[str]
     for link in incoming:
         if link.target != target or not is_test_path(link.source):
             continue
-        if link.kind == IMPORT and link.names == ("*",) and link.source.endswith(_PACKAGED):
+        if link.kind == IMPORT and link.names == ("*",) and link.source.endswith(PACKAGED):
             package_wide.add(link.source)  # every file of a package: evidence with another
         elif link.kind == IMPORT:
             evidence[link.source].append((0, f"test imports {target}", ()))

@@ -373,7 +373,8 @@ class IndexService:
                 raise IndexRunningError(f"a refresh of {repo_id!r} did not end in {timeout} s")
         try:
             with self._run_lock(repo_id, timeout) as held:  # (see _execute)
-                self._refuse_foreign_run(repo_id, locked_elsewhere=not held)
+                if not held:
+                    raise self._running_elsewhere(repo_id)
                 yield
         finally:
             self._states.pop(repo_id, None)
@@ -388,16 +389,13 @@ class IndexService:
         index = value.get("index")
         return index if isinstance(index, dict) and index.get("status") == "running" else None
 
-    def _refuse_foreign_run(self, repo_id: str, *, locked_elsewhere: bool) -> None:
-        """Refuse when another process holds the run lock (the record names its pid, if any)."""
-        if not locked_elsewhere:
-            return  # (a "running" record of another process without the lock is stale)
+    def _running_elsewhere(self, repo_id: str) -> IndexRunningError:
+        """The refusal when another process holds the run lock (naming its pid, if recorded)."""
         run = self._stored_run(repo_id)
         pid = run.get("pid") if run is not None else None
-        foreign = isinstance(pid, int) and pid != os.getpid()
-        where = f"process {pid}" if foreign else "another process"
-        raise IndexRunningError(
-            f"an index run of {repo_id!r} is in progress in {where}",
+        where = f"process {pid}" if isinstance(pid, int) and pid != os.getpid() else None
+        return IndexRunningError(
+            f"an index run of {repo_id!r} is in progress in {where or 'another process'}",
             hint="Wait until repocontext_index_status reports completed or failed "
             "(or stop that process), then call again.",
         )
@@ -438,8 +436,9 @@ class IndexService:
                 root = _checked_root(repo_id, repo, root)
                 # One run at a time across processes too: a lock the kernel drops with its
                 # holder (two runs started at once both passed a check of the status).
-                held = run_lock.enter_context(self._run_lock(repo_id))
-                self._refuse_foreign_run(repo_id, locked_elsewhere=not held)
+                if not run_lock.enter_context(self._run_lock(repo_id)):
+                    # (a "running" record of another process without the lock is stale)
+                    raise self._running_elsewhere(repo_id)
                 job = IndexJob(
                     self.store,
                     repo_id,

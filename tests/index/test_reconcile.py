@@ -317,23 +317,11 @@ def test_a_registered_root_that_is_gone_does_not_stop_watching_the_others(
         assert reconciler.mode == "watch"
 
 
-def test_a_batch_refused_while_another_process_indexes_is_applied_after(tmp_path, repo):
+def test_a_batch_refused_while_another_process_indexes_is_applied_after(
+    tmp_path, repo, run_lock_holder
+):
     with watched(tmp_path, repo) as workspace:
-        holder = subprocess.Popen(  # another process holding the run lock, as a CLI run does
-            [
-                sys.executable,
-                "-c",
-                "import sys; from repocontext.store import Store\n"
-                "with Store.open(sys.argv[1]) as s, s.exclusive('index:demo') as held:\n"
-                "    print(held, flush=True); sys.stdin.read()",
-                str(tmp_path / "data"),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
+        with run_lock_holder(tmp_path / "data", "demo"):  # as a CLI run holds it
             reconciler = workspace.reconciler
             assert reconciler is not None
             before = reconciler.batches
@@ -341,10 +329,6 @@ def test_a_batch_refused_while_another_process_indexes_is_applied_after(tmp_path
             # the batch arrives and is refused (index.running): kept for later
             assert wait_for(lambda: reconciler.batches > before)
             assert symbol_names(workspace, "pkg/during.py") == []
-        finally:
-            assert holder.stdin is not None
-            holder.stdin.close()
-            holder.wait(30)
         assert wait_for(lambda: symbol_names(workspace, "pkg/during.py") == ["during"])
 
 

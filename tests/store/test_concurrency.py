@@ -95,32 +95,17 @@ def test_sigkill_mid_batch_keeps_every_acknowledged_write(tmp_path):
             assert store.get(STRUCTURAL, file_key("r", f"f{i:08}")).value["i"] == i
 
 
-def test_an_exclusive_lock_excludes_other_processes_and_dies_with_its_holder(tmp_path):
+def test_an_exclusive_lock_excludes_other_processes_and_dies_with_its_holder(
+    tmp_path, run_lock_holder
+):
     data = tmp_path / "data"
     Store.open(data).close()
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time; from repocontext.store import Store\n"
-            "with Store.open(sys.argv[1]) as s, s.exclusive('index:demo') as held:\n"
-            "    print(held, flush=True); time.sleep(600)",
-            str(data),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "True"
-        with Store.open(data) as store:
-            with store.exclusive("index:demo") as held:
-                assert held is False  # another process holds it
-            with store.exclusive("index:other") as held:
-                assert held is True  # locks are per name
-            holder.send_signal(signal.SIGKILL)
-            holder.wait(30)
-            with store.exclusive("index:demo") as held:
-                assert held is True  # the kernel dropped it with the killed holder
-    finally:
-        holder.kill()
+    with run_lock_holder(data, "demo") as holder, Store.open(data) as store:
+        with store.exclusive("index:demo") as held:
+            assert held is False  # another process holds it
+        with store.exclusive("index:other") as held:
+            assert held is True  # locks are per name
+        holder.send_signal(signal.SIGKILL)
         holder.wait(30)
+        with store.exclusive("index:demo") as held:
+            assert held is True  # the kernel dropped it with the killed holder
