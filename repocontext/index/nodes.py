@@ -35,7 +35,7 @@ __all__ = [
     "touched_node",
 ]
 
-NODE_FORMAT: Final = 12
+NODE_FORMAT: Final = 13
 """Bumped when extraction changes, so that every file is parsed again."""
 
 

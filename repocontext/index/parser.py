@@ -4,8 +4,9 @@ This is the only module that imports ``tree_sitter``. Each language has one quer
 ``queries/<language>.scm`` (package data; ``; inherits: x`` on its first line prepends
 ``x.scm``), whose captures name what they find: ``@definition.<kind>`` with ``@name`` (and
 optionally ``@scope``, a qualifier, ``@signature``, the node whose first line is the
-signature instead of the name's line, and ``@cast``, a C++ conversion operator, named
-``operator <type>``), ``@import.<kind>`` with an optional ``@spec``,
+signature instead of the name's line, ``@cast``, a C++ conversion operator, named
+``operator <type>``, and ``@body``, a node after the definition's own that it extends to),
+``@import.<kind>`` with an optional ``@spec``,
 and ``@package``. When two patterns capture one definition node, the later pattern wins.
 Besides the built-in ``#eq?`` and ``#match?``, a pattern may test
 ``(#directly-in? @capture type ...)``: the capture's nearest ancestor that is not a
@@ -91,6 +92,11 @@ _TEST_MACROS = frozenset(
         "TYPED_TEST_P",
         "BOOST_AUTO_TEST_CASE",
         "BOOST_FIXTURE_TEST_CASE",
+        "TEST_CASE",  # Catch2 and doctest (a call and a block, see cpp.scm)
+        "TEST_CASE_METHOD",
+        "TEST_CASE_FIXTURE",
+        "SCENARIO",
+        "SCENARIO_METHOD",
     }
 )
 # C# operators: their name is the operator (or the type converted to), after `operator`.
@@ -201,9 +207,9 @@ def _definition(
     if "cast" in captures:  # C++ `operator bool()`: the name is the type converted to
         written = f"operator {' '.join(written.split())}"
         name, segments = written, (written,)
-    elif written in _TEST_MACROS and node.type == "function_definition":
-        # `TEST(Suite, Name) { ... }` (GoogleTest, Boost.Test): named by its arguments, not
-        # a hundred functions called TEST
+    elif written in _TEST_MACROS and node.type in ("function_definition", "expression_statement"):
+        # `TEST(Suite, Name) { ... }` (GoogleTest, Boost.Test), `TEST_CASE("name") { ... }`
+        # (Catch2, doctest): named by its arguments, not a hundred functions called TEST
         written = " ".join(_text(name_node.parent or name_node).split())
         name, segments = written, (written,)
     else:
@@ -213,7 +219,8 @@ def _definition(
     scope = captures.get("scope")
     if scope:
         segments = (_text(scope[0]), *segments)
-    end_byte, (end_row, end_column) = node.end_byte, node.end_point
+    end = (captures.get("body") or (node,))[0]  # (a test case's block follows its head)
+    end_byte, (end_row, end_column) = end.end_byte, end.end_point
     start_row = node.start_point.row
     if end_row > start_row and end_column == 0:
         end_row -= 1

@@ -365,6 +365,27 @@ def test_cpp_export_macros_in_class_heads_are_looked_past():
     assert outline.symbols[0].signature == "class FMT_API file {"  # as written
 
 
+def test_catch2_and_doctest_cases_span_their_block_and_macro_lines_in_classes_are_no_methods():
+    source = (
+        'TEST_CASE("sizes", "[vec]") {\n  REQUIRE(1);\n  SECTION("grow") { REQUIRE(2); }\n}\n'
+        'namespace {\nTEST_CASE_FIXTURE(Fix, "doctest") {\n  CHECK(x);\n}\n}\n'
+        'SCENARIO("given") {\n}\n'
+        "class W : public QObject {\n  Q_OBJECT\n  Q_PROPERTY(int v READ v)\npublic:\n"
+        "  int v() const;\n  Q_DISABLE_COPY(W)\n  FRIEND_TEST(WTest, Works);\n  void GET();\n};\n"
+        'void helper() {\n  check("x");\n  {\n  }\n}\n'
+    )
+    outline = outline_of("cpp", source)
+    assert flat(outline.symbols) == [
+        ("function", 'm.TEST_CASE("sizes", "[vec]")', 1, 4),
+        ("function", 'm.TEST_CASE_FIXTURE(Fix, "doctest")', 6, 8),
+        ("function", 'm.SCENARIO("given")', 10, 11),
+        ("class", "m.W", 12, 20),
+        ("method", "m.W.v", 16, 16),
+        ("method", "m.W.GET", 19, 19),
+        ("function", "m.helper", 21, 25),
+    ]
+
+
 def test_csharp_package_is_the_namespace_of_the_first_type_nested_blocks_joined():
     nested = "namespace Acme {\n  namespace Tools.Power {\n    class Drill {}\n  }\n}\n"
     outer_first = "namespace Acme {\n  class Hammer {}\n  namespace Tools { class Saw {} }\n}\n"

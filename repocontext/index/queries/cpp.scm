@@ -41,12 +41,14 @@
     (reference_declarator
       (function_declarator declarator: [(field_identifier) (operator_name)] @name))
   ]) @definition.method
-  (#directly-in? @definition.method field_declaration_list))
+  (#directly-in? @definition.method field_declaration_list)
+  (#not-match? @name "^[A-Z][A-Z0-9]*(_[A-Z0-9]*)+$"))
 
 ((declaration
   declarator: (function_declarator
     declarator: [(identifier) (destructor_name)] @name)) @definition.method
-  (#directly-in? @definition.method field_declaration_list))
+  (#directly-in? @definition.method field_declaration_list)
+  (#not-match? @name "^[A-Z][A-Z0-9]*(_[A-Z0-9]*)+$"))
 
 ; Conversion operators (`operator bool() const`): named `operator <type>`; @cast marks them.
 (function_definition declarator: (operator_cast type: (_) @name) @cast) @definition.function
@@ -58,3 +60,12 @@
   declarator: (qualified_identifier
     scope: (_) @scope
     name: (operator_cast type: (_) @name) @cast)) @definition.method
+
+; Catch2 and doctest test cases: `TEST_CASE("name", "[tag]") { ... }` reads as a call
+; statement followed by a block; the definition is the call, named by its whole head like a
+; GoogleTest case, and spans the block (@body).
+((expression_statement
+  (call_expression function: (identifier) @name)) @definition.function
+  .
+  (compound_statement) @body
+  (#match? @name "^(TEST_CASE|TEST_CASE_METHOD|TEST_CASE_FIXTURE|SCENARIO|SCENARIO_METHOD)$"))
