@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -34,6 +34,7 @@ from repocontext.index._import_rules import (
     stem,
     third_party_names,
 )
+from repocontext.index._naming import is_covered_source, naming_index
 from repocontext.index.facts import local_scopes
 from repocontext.index.languages import is_test_path, language_for
 from repocontext.index.model import FileOutline, Link
@@ -88,37 +89,10 @@ _NOT_DEFINITIONS: Final = frozenset({"impl"})
 # Languages whose files can name each other's symbols.
 _FAMILIES: Final = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 
-_TEST_DIRS: Final = frozenset({"test", "tests", "spec", "specs", "__tests__", "testing"})
 _EXAMPLE_DIRS: Final = frozenset({"examples", "example", "demo", "demos", "samples", "sample"})
 PACKAGED: Final = (".java", ".cs")
 """Files that declare their package: import resolution reads it, and their package-wide
 imports (a Java wildcard, a C# namespace) name every file of it."""
-_JS_SOURCES: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
-# (test file extension, prefix, suffix, covered extensions, same directory only)
-_NAMING_RULES: Final[tuple[tuple[str, str, str, tuple[str, ...], bool], ...]] = (
-    (".py", "test_", "", (".py",), False),
-    (".py", "", "_test", (".py",), False),
-    (".go", "", "_test", (".go",), True),
-    *(
-        (ext, "", marker, _JS_SOURCES, False)
-        for ext in _JS_SOURCES
-        for marker in (".test", ".spec")
-    ),
-    (".java", "", "Tests", (".java",), False),
-    (".java", "", "Test", (".java",), False),
-    (".cs", "", "Tests", (".cs",), False),
-    (".cs", "", "Test", (".cs",), False),
-    (".cs", "", "Specs", (".cs",), False),
-    (".cs", "", "Spec", (".cs",), False),
-    (".rb", "", "_spec", (".rb",), False),
-    (".rb", "", "_test", (".rb",), False),
-    (".rb", "test_", "", (".rb",), False),
-    *(
-        (ext, prefix, suffix, C_SOURCES, False)
-        for ext in C_SOURCES
-        for prefix, suffix in (("test_", ""), ("", "_test"), ("", "-test"), ("", "_unittest"))
-    ),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,29 +364,6 @@ def covering_tests(links: Iterable[Link], all_files: Iterable[str]) -> dict[str,
     return {p: test_links(p, into.get(p, ()), named.get(p, ())) for p in sources}
 
 
-def is_covered_source(path: str) -> bool:
-    """Return True for files tests can cover: known language, not a test themselves."""
-    return language_for(path) is not None and not is_test_path(path)
-
-
-def naming_index(all_files: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Map each source file to the test files named after it, sorted.
-
-    Args:
-        all_files: Every indexed path.
-
-    Returns:
-        Source path -> test paths (only sources some test is named after).
-    """
-    everything = sorted(set(all_files))
-    tests = [p for p in everything if is_test_path(p)]
-    sources = [p for p in everything if is_covered_source(p)]
-    found: dict[str, list[str]] = defaultdict(list)
-    for test, target in _naming_pairs(tests, sources):
-        found[target].append(test)
-    return {target: tuple(sorted(set(named))) for target, named in found.items()}
-
-
 def test_links(target: str, incoming: Iterable[Link], named_tests: Iterable[str]) -> list[Link]:
     """Return the ``test`` links covering one source file.
 
@@ -501,7 +452,7 @@ def _family_of(path: str) -> str | None:
     return _FAMILIES.get(language, language) if language else None
 
 
-# --- covering tests by naming -----------------------------------------------------------------
+# --- reasons -----------------------------------------------------------------------------------
 
 
 def _listing(label: str, names: Iterable[str]) -> str:
@@ -511,53 +462,6 @@ def _listing(label: str, names: Iterable[str]) -> str:
     more = f" (+{len(unique) - 3} more)" if len(unique) > 3 else ""
     plural = label.replace("symbol", "symbols")
     return f"{plural} {', '.join(unique[:3])}{more}"
-
-
-def _naming_pairs(tests: list[str], sources: list[str]) -> Iterator[tuple[str, str]]:
-    by_name: dict[str, list[str]] = defaultdict(list)
-    for source in sources:
-        by_name[posixpath.basename(source)].append(source)
-    for test in tests:
-        names, same_dir_only = _covered_names(posixpath.basename(test))
-        candidates = [c for n in names for c in by_name.get(n, ())]
-        for target in _pick(posixpath.dirname(test), candidates, same_dir_only):
-            yield test, target
-
-
-def _covered_names(test_name: str) -> tuple[tuple[str, ...], bool]:
-    stem, ext = posixpath.splitext(test_name)
-    for rule_ext, prefix, suffix, covered, same_dir_only in _NAMING_RULES:
-        named = len(stem) > len(prefix) + len(suffix)  # an empty base names no file
-        if ext == rule_ext and named and stem.startswith(prefix) and stem.endswith(suffix):
-            base = stem[len(prefix) : len(stem) - len(suffix)]
-            return tuple(base + e for e in covered), same_dir_only
-    return (), False
-
-
-def _pick(test_dir: str, candidates: list[str], same_dir_only: bool) -> list[str]:
-    """Candidates next to the test, else those whose directories the test tree mirrors best."""
-    near = [c for c in candidates if posixpath.dirname(c) == test_dir]
-    if near or same_dir_only or not candidates:
-        return near
-    scored = [(_mirror_score(test_dir, posixpath.dirname(c)), c) for c in candidates]
-    best = max(score for score, _ in scored)
-    winners = [c for score, c in scored if score == best]
-    return winners if best > 0 or len(winners) == 1 else []
-
-
-def _mirror_score(test_dir: str, source_dir: str) -> int:
-    """How many trailing directories match once test directories are left out."""
-    mirrored = [
-        s.removesuffix(".Tests").removesuffix(".Test")
-        for s in test_dir.split("/")
-        if s and s.lower() not in _TEST_DIRS
-    ]
-    score = 0
-    for ours, theirs in zip(reversed(mirrored), reversed(source_dir.split("/")), strict=False):
-        if ours != theirs:
-            break
-        score += 1
-    return score
 
 
 def _freeze(groups: Mapping[str, list[str]]) -> dict[str, tuple[str, ...]]:

@@ -26,7 +26,7 @@ from repocontext.store.records import pack
 # third-party Python module; format 11 a C file including a header whose source file
 # exists: both are its imports; format 12 Java wildcard imports marked `*`, evidence of a
 # covering test only beside another; format 13 an explicit import of a file replacing a
-# wildcard one reaching it).
+# wildcard one reaching it; format 14 a Rust integration test named after a module).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -41,6 +41,7 @@ RECORDED = {
     11: "2d6b2adfe8411bccdd9d40ab80fd715e008f1fb91689453a557cc337d5465850",
     12: "6c5e006a9ecc2421648c35446f23455ec026c88126e93a631ae0b52f7829a48b",
     13: "0cdb6e4997dad2a44c67a28dd38fe5990158e572e9ed51b17bff710c06f798aa",
+    14: "b572ed56388e1745146fc09d82448c23165d72565367e77a3fec43db7fd2b9d3",
 }
 
 
@@ -149,6 +150,7 @@ OUTLINES = {
     "src/sys/unix.rs": FileOutline("rust"),
     "src/other.rs": FileOutline("rust", imports=(ImportRef("crate::Thing", "rust_use", 1),)),
     "src/util.rs": FileOutline("rust", symbols=(sym("function", "tidy", "src.util.tidy", 1),)),
+    "tests/util.rs": FileOutline("rust"),  # an integration test named after src/util.rs
     "c/m.h": FileOutline("c", symbols=(sym("function", "area", "c.m.area", 1),)),
     "c/m.c": FileOutline(
         "c",

@@ -869,6 +869,34 @@ def test_go_naming_only_covers_a_file_in_the_same_directory() -> None:
     assert covered == {"server/handler.go": []}
 
 
+def test_rust_integration_tests_cover_the_module_they_are_named_after_in_their_crate() -> None:
+    files = [
+        "src/server.rs",
+        "src/bin/server.rs",  # deeper: src/server.rs is the module
+        "src/clients/client.rs",
+        "src/buf/mod.rs",
+        "tests/server.rs",
+        "tests/client.rs",
+        "tests/test_buf.rs",
+        "tests/integration.rs",  # names no module
+        "other/src/codec.rs",
+        "other/tests/codec_tests.rs",
+        "other/tests/client.rs",  # another crate's client: not this crate's
+        "a/util.rs",
+        "b/util.rs",
+        "tests/util.rs",  # two modules `util`, neither under src/
+    ]
+    covered = covering_tests([], files)
+    found = {link.source: link.target for links in covered.values() for link in links}
+    assert found == {
+        "tests/server.rs": "src/server.rs",
+        "tests/client.rs": "src/clients/client.rs",
+        "tests/test_buf.rs": "src/buf/mod.rs",
+        "other/tests/codec_tests.rs": "other/src/codec.rs",
+    }
+    assert covered["src/server.rs"][0].reason == "naming server.rs"
+
+
 def test_dependents_group_links_by_target_in_a_stable_order() -> None:
     links = [
         Link("z.py", "lib.py", "import", "python import lib"),
