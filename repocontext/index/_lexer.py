@@ -17,7 +17,8 @@ or of a JavaScript regular-expression literal count, and so do Ruby symbols (``:
 instance variables, by their bare name, and an interpolation-looking text inside a comment
 or another string. Ruby heredocs (with an upper-case terminator), ``%w()``-style literals
 and regular-expression literals where an operand starts (``=~ /x/``, ``match(/x/)``; never
-a division) are text, and ``$globals`` are no names. Rust attributes (``#[derive(Debug)]``)
+a division) are text, ``$globals`` are no names, and neither are labels (``strict:``, a
+keyword argument, keyword parameter or hash key). Rust attributes (``#[derive(Debug)]``)
 are skipped whole, and so are Java ``import``/``package`` lines and C# ``using`` directives
 (their namespace segments). References only link files to the definitions of the names they use,
 so a difference is a missed or an extra reference link, never a wrong outline. On the Python
@@ -149,9 +150,10 @@ _INTERPOLATION: Final[dict[str, tuple[tuple[bytes, ...], bytes | None, bytes]]] 
 }
 
 # Bytes that continue a name: ASCII letters, digits and "_", any byte of a multi-byte UTF-8
-# character, "$" in JavaScript, "?" and "!" in Ruby (predicate and bang methods).
+# character, "$" in JavaScript, "?" and "!" in Ruby (predicate and bang methods; ":" too, to
+# tell a label `key:` from a use, see _ruby_names).
 _WORD: Final = frozenset(b"0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_EXTRA_WORD: Final = {"ecma": b"$", "ruby": b"?!$"}
+_EXTRA_WORD: Final = {"ecma": b"$", "ruby": b"?!$:"}
 _DIGITS: Final = frozenset(b"0123456789")
 
 _KEYWORDS: Final[dict[str, str]] = {  # whitespace separated
@@ -225,13 +227,32 @@ def identifiers(source: bytes, language: str) -> set[str]:
     if holes:
         blanked += b" " + holes
     words = set(blanked.translate(table).split())
-    if family == "ruby":  # "!" and "?" only end a name; a `$global` is no definition's
-        words = {word.lstrip(b"?!") for word in words if not word.startswith(b"$")}
+    if family == "ruby":
+        words = _ruby_names(words)
     return {
         word.decode("utf-8", "replace")
         for word in words
         if word and word[0] not in _DIGITS and word not in keywords
     }
+
+
+def _ruby_names(words: set[bytes]) -> set[bytes]:
+    """The names in Ruby's words, where ``?``, ``!``, ``$`` and ``:`` are word bytes.
+
+    ``!`` and ``?`` only end a name; a ``$global`` is no definition's; a word ending in one
+    colon is a label (a keyword argument, a keyword parameter or a hash key: ``strict:``,
+    ``def f(name:)``), not a use; ``A::B`` is two names and ``:sym`` names ``sym``.
+    """
+    found: set[bytes] = set()
+    for word in words:
+        if word.startswith(b"$"):
+            continue
+        if b":" not in word:
+            found.add(word.lstrip(b"?!"))
+        elif not word.endswith(b":") or word.endswith(b"::"):
+            found.update(part.lstrip(b"?!") for part in word.split(b":"))
+    found.discard(b"")
+    return found
 
 
 def _without_heredocs(source: bytes) -> bytes:

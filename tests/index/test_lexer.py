@@ -185,6 +185,22 @@ def test_invalid_utf8_and_non_ascii_names_survive():
     }
 
 
+def test_ruby_labels_are_not_names_but_symbols_and_scoped_constants_are():
+    source = b"""
+def initialize(name:, strict: DEFAULT_STRICT)
+  print_table(rows, indent: 2, truncate: true)
+  send(:render, { group: :runtime }, Thor::Shell::Basic, ::TopLevel)
+  ok = ready? ? name : fallback!
+end
+"""
+    assert identifiers(source, "ruby") == {
+        "initialize", "name", "DEFAULT_STRICT",  # (a label's value is a use)
+        "print_table", "rows",
+        "send", "render", "runtime", "Thor", "Shell", "Basic", "TopLevel",
+        "ok", "ready?", "fallback!",
+    }  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("source", "names"),
     [
