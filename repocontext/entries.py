@@ -35,7 +35,7 @@ _KIND_OF: Final = {
     "symbol": "symbol",
     "mem": "memory",
 }
-_BULKY: Final = frozenset({"symbols", "imports", "references"})
+_BULKY: Final = frozenset({"symbols", "imports", "references", "memberReferences"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ import functools
 import re
 from typing import Final
 
-__all__ = ["identifiers"]
+__all__ = ["MEMBER_ACCESS", "identifier_uses", "identifiers"]
 
 # Comments and string literals, per language family. Every branch starts with a literal
 # character ("#", "/", a quote, a backtick, "@", the first letter of a string prefix), which
@@ -156,6 +156,17 @@ _WORD: Final = frozenset(b"0123456789_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop
 _EXTRA_WORD: Final = {"ecma": b"$", "ruby": b"?!$:"}
 _DIGITS: Final = frozenset(b"0123456789")
 
+# A name used as a member: after "." (any spacing: a chained call's next line), and in Rust
+# after "::" too. Per family, for the families where methods are reached no other way.
+_MEMBER_ACCESS: Final = {
+    "python": re.compile(rb"\.[ \t]*([A-Za-z_\x80-\xff][\w\x80-\xff]*)"),
+    "ecma": re.compile(rb"\.[ \t]*([A-Za-z_$\x80-\xff][\w$\x80-\xff]*)"),
+    "go": re.compile(rb"\.[ \t]*([A-Za-z_\x80-\xff][\w\x80-\xff]*)"),
+    "rust": re.compile(rb"(?:\.|::)[ \t]*([A-Za-z_\x80-\xff][\w\x80-\xff]*)"),
+}
+MEMBER_ACCESS: Final = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust"})
+"""Languages whose methods and fields are reached only as members (see identifier_uses)."""
+
 _KEYWORDS: Final[dict[str, str]] = {  # whitespace separated
     "python": (
         "False None True and as assert async await break class continue def del elif else "
@@ -219,7 +230,30 @@ def identifiers(source: bytes, language: str) -> set[str]:
         source: The file's bytes (invalid UTF-8 is decoded with replacement characters).
         language: A language id of :data:`repocontext.index.languages.LANGUAGES`.
     """
+    return identifier_uses(source, language)[0]
+
+
+def identifier_uses(source: bytes, language: str) -> tuple[set[str], set[str]]:
+    """:func:`identifiers`, and those of them used as a member somewhere in ``source``.
+
+    A member use follows ``.`` (``self.render()``, ``obj?.render``) or, in Rust, ``::``
+    (``Frame::parse``). Only the languages of :data:`MEMBER_ACCESS` get them (an empty set
+    otherwise): there, a method or field can be named no other way, so a name a file never
+    uses as a member is not a use of another file's method of that name (a local
+    ``response`` is not ``JSONProvider.response``).
+    """
     family = _FAMILY.get(language, language)
+    names, blanked = _names(source, family)
+    if family not in _MEMBER_ACCESS:
+        return names, set()
+    members = {
+        word.decode("utf-8", "replace") for word in set(_MEMBER_ACCESS[family].findall(blanked))
+    }
+    return names, members & names
+
+
+def _names(source: bytes, family: str) -> tuple[set[str], bytes]:
+    """The distinct names of ``source`` and its text with comments and literals blanked."""
     pattern, table, keywords = _lexer(family)
     code = _without_heredocs(source) if family == "ruby" and b"<<" in source else source
     blanked = pattern.sub(b" ", code)
@@ -229,11 +263,12 @@ def identifiers(source: bytes, language: str) -> set[str]:
     words = set(blanked.translate(table).split())
     if family == "ruby":
         words = _ruby_names(words)
-    return {
+    names = {
         word.decode("utf-8", "replace")
         for word in words
         if word and word[0] not in _DIGITS and word not in keywords
     }
+    return names, blanked
 
 
 def _ruby_names(words: set[bytes]) -> set[bytes]:

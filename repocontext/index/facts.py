@@ -16,10 +16,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
+from repocontext.index._lexer import MEMBER_ACCESS
 from repocontext.index.model import FileOutline, Symbol
 from repocontext.index.nodes import flat_symbols, outline_of
 
-__all__ = ["NO_FACTS", "Definitions", "Facts", "definitions_of", "file_facts", "local_scopes"]
+__all__ = [
+    "NO_FACTS",
+    "Definitions",
+    "Facts",
+    "definitions_of",
+    "file_facts",
+    "local_scopes",
+    "member_names",
+]
 
 Definitions = dict[str, tuple[Symbol, ...]]
 """Fully qualified name -> its definitions in one file (symbols without children)."""
@@ -34,11 +43,18 @@ class Facts:
     names: tuple[str, ...]  # the same plus impl blocks' (the defines object when no impl)
     refs: tuple[str, ...]  # the outline's references (sorted; a tuple is a fraction of a set)
     defs: tuple[str, ...]  # the fully qualified names it defines (each once)
+    # Of ``defines``, the names it defines only as members of a type (a method, a nested
+    # class), sorted; and of ``refs``, those it uses as members. Only in the languages of
+    # MEMBER_ACCESS, where a name used only bare is no use of a member (reference_links).
+    members: tuple[str, ...] = ()
+    member_refs: tuple[str, ...] = ()
 
 
 NO_FACTS: Final = Facts(FileOutline(language=""), (), (), (), ())
 
 _LOCAL_SCOPES: Final = frozenset({"function", "method", "constructor"})
+# Kinds whose direct children are members (reached as `x.name` or `Type::name`).
+_TYPES: Final = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 # C has no nested functions, and a C++ function "holding" definitions is nearly always a
 # macro that broke the parse (`FMT_CONSTEXPR auto f() ->`): its contents are not local.
 _NO_LOCALS: Final = frozenset({"c", "cpp"})
@@ -65,29 +81,47 @@ def file_facts(
     if node is None:
         return None
     if parsed is not None:
-        bare = dataclasses.replace(parsed, symbols=(), references=())
+        bare = dataclasses.replace(parsed, symbols=(), references=(), member_references=())
         scopes = local_scopes(parsed.language)
         walked = list(_scoped(parsed.symbols, lambda s: (s.kind, s.children), scopes))
-        symbols = list(_childless(symbol for symbol, _ in walked))
-        named: Iterable[tuple[str, str, str, bool]] = [
-            (s.kind, s.name, s.fq_name, local) for s, local in walked
+        symbols = list(_childless(symbol for symbol, _, _ in walked))
+        named: Iterable[tuple[str, str, str, bool, bool]] = [
+            (s.kind, s.name, s.fq_name, local, member) for s, local, member in walked
         ]
         refs: Iterable[str] = parsed.references
+        member_refs: Iterable[str] = parsed.member_references
     else:
         bare_outline = outline_of(node, whole=False)  # (no symbol tree is built)
         if bare_outline is None:
             return None
         bare, refs = bare_outline, node.get("references") or ()
+        member_refs = node.get("memberReferences") or ()
         wires = _scoped(
             node.get("symbols") or (),
             lambda w: (w["kind"], w.get("children") or ()),
             local_scopes(bare.language),
         )
-        named = ((w["kind"], w["name"], w["fullyQualifiedName"], local) for w, local in wires)
+        named = (
+            (w["kind"], w["name"], w["fullyQualifiedName"], local, member)
+            for w, local, member in wires
+        )
         if not definitions:
-            return _facts_from(bare, named, refs), {}
+            return _facts_from(bare, named, refs, member_refs), {}
         symbols = list(flat_symbols(node))
-    return _facts_from(bare, named, refs), _grouped(symbols) if definitions else {}
+    return _facts_from(bare, named, refs, member_refs), _grouped(symbols) if definitions else {}
+
+
+def member_names(outline: FileOutline) -> frozenset[str]:
+    """The names ``outline`` defines only as members of a type (see :attr:`Facts.members`)."""
+    if outline.language not in MEMBER_ACCESS:
+        return frozenset()
+    members: set[str] = set()
+    outside: set[str] = set()
+    scopes = local_scopes(outline.language)
+    for symbol, local, member in _scoped(outline.symbols, lambda s: (s.kind, s.children), scopes):
+        if not local:
+            (members if member else outside).add(symbol.name)
+    return frozenset(members - outside)
 
 
 def definitions_of(node: Mapping[str, Any] | None) -> Definitions:
@@ -113,24 +147,28 @@ def _scoped(
     roots: Iterable[_Item],
     kind_and_children: Callable[[_Item], tuple[str, Iterable[_Item]]],
     scopes: frozenset[str],
-) -> Iterator[tuple[_Item, bool]]:
+) -> Iterator[tuple[_Item, bool, bool]]:
     """Each symbol (a :class:`Symbol` or its wire form), depth first in source order.
 
-    With it, whether it is local: inside the body of one of the ``scopes`` kinds.
+    With it, whether it is local (inside the body of one of the ``scopes`` kinds) and
+    whether it is a member (directly inside a class, struct, interface, trait, impl or enum).
     """
-    pending = [(root, False) for root in reversed(list(roots))]
+    pending = [(root, False, False) for root in reversed(list(roots))]
     while pending:
-        item, local = pending.pop()
-        yield item, local
+        item, local, member = pending.pop()
+        yield item, local, member
         kind, children = kind_and_children(item)
-        inner = local or kind in scopes
-        pending.extend((child, inner) for child in reversed(list(children)))
+        inner, typed = local or kind in scopes, kind in _TYPES
+        pending.extend((child, inner, typed) for child in reversed(list(children)))
 
 
 def _facts_from(
-    bare: FileOutline, named: Iterable[tuple[str, str, str, bool]], refs: Iterable[str]
+    bare: FileOutline,
+    named: Iterable[tuple[str, str, str, bool, bool]],
+    refs: Iterable[str],
+    member_refs: Iterable[str],
 ) -> Facts:
-    """Facts from each symbol's ``(kind, name, fully qualified name, local)``.
+    """Facts from each symbol's ``(kind, name, fully qualified name, local, member)``.
 
     A local symbol (a helper nested in a function) has a qualified name and a record, but
     defines no name for other files' references.
@@ -139,20 +177,26 @@ def _facts_from(
     intern = sys.intern
     defines: set[str] = set()
     names: set[str] = set()
+    members: set[str] = set()
+    outside: set[str] = set()  # (defined outside a type too: not only a member)
     qualified: dict[str, None] = {}
-    for kind, name, fq, local in named:
+    for kind, name, fq, local, member in named:
         qualified[fq] = None
         if local:
             continue
         name = intern(name)
         names.add(name)
+        (members if member else outside).add(name)
         if kind != "impl":
             defines.add(name)
     kept = tuple(sorted(defines))
+    dotted = bare.language in MEMBER_ACCESS
     return Facts(
         outline=bare,
         defines=kept,
         names=kept if len(names) == len(defines) else tuple(sorted(names)),
         refs=tuple(sorted(map(intern, refs))),
         defs=tuple(qualified),
+        members=tuple(sorted(members.difference(outside))) if dotted else (),
+        member_refs=tuple(sorted(map(intern, member_refs))) if dotted else (),
     )

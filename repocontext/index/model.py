@@ -91,6 +91,9 @@ class FileOutline:
         imports: Imports in source order.
         references: Distinct identifiers used in the file that are not defined in it, sorted
             (at most 2,000).
+        member_references: Those of ``references`` the file uses as a member somewhere
+            (``obj.name``, Rust ``Type::name``), sorted; only in the languages of
+            :data:`~repocontext.index._lexer.MEMBER_ACCESS` (empty in the others).
         package: The declared package or namespace where the language has one (Go
             ``package``, Java ``package``, C# ``namespace``), else ``None``.
         errors: True when tree-sitter reported syntax errors (the outline is best effort).
@@ -102,6 +105,7 @@ class FileOutline:
     references: tuple[str, ...] = ()
     package: str | None = None
     errors: bool = False
+    member_references: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

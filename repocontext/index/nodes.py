@@ -68,6 +68,7 @@ def file_node(
         "symbols": [symbol_to_wire(s) for s in outline.symbols] if outline else [],
         "imports": [_import_to_wire(i) for i in outline.imports] if outline else [],
         "references": list(outline.references) if outline else [],
+        "memberReferences": list(outline.member_references) if outline else [],
     }
     return node
 
@@ -112,6 +113,7 @@ def outline_of(node: Mapping[str, Any], *, whole: bool = True) -> FileOutline | 
         references=tuple(node.get("references") or ()) if whole else (),
         package=node.get("package"),
         errors=bool(node.get("syntaxErrors")),
+        member_references=tuple(node.get("memberReferences") or ()) if whole else (),
     )
 
 

@@ -44,7 +44,7 @@ from typing import Literal
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from repocontext.errors import UnsupportedLanguageError
-from repocontext.index._lexer import identifiers
+from repocontext.index._lexer import identifier_uses
 from repocontext.index._outline import Definition, module_name, nest, qualify
 from repocontext.index.model import FileOutline, ImportRef, Symbol
 
@@ -173,9 +173,9 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
         language=language,
         symbols=symbols,
         imports=tuple(ref for _, ref in sorted(imports, key=lambda item: item[0])),
-        references=_references(source, language, {d.name for d in definitions.values()}),
         package=package,
         errors=root.has_error,
+        **_references(source, language, {d.name for d in definitions.values()}),
     )
 
 
@@ -279,13 +279,18 @@ def _csharp_namespace(symbols: tuple[Symbol, ...]) -> str | None:
     return ".".join(names) or None
 
 
-def _references(source: bytes, language: str, defined: set[str]) -> tuple[str, ...]:
-    """Distinct identifiers used in the file, sorted and capped, minus the names it defines.
+def _references(source: bytes, language: str, defined: set[str]) -> dict[str, tuple[str, ...]]:
+    """The outline's ``references`` and ``member_references``.
 
-    Every name it defines, at any depth: a test's local ``check`` helper or a class's own
-    ``check`` method is the file's own, not a use of another file's ``check``.
+    Distinct identifiers used in the file, sorted and capped, minus the names it defines, and
+    those of them it uses as members. Every name it defines, at any depth: a test's local
+    ``check`` helper or a class's own ``check`` method is the file's own, not a use of another
+    file's ``check``.
     """
-    return tuple(sorted(identifiers(source, language) - defined)[:MAX_REFERENCES])
+    names, members = identifier_uses(source, language)
+    references = tuple(sorted(names - defined)[:MAX_REFERENCES])
+    kept = members.intersection(references) if members else ()
+    return {"references": references, "member_references": tuple(sorted(kept))}
 
 
 def _line_of(source: bytes, offset: int) -> str:

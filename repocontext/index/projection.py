@@ -80,7 +80,7 @@ __all__ = [
     "record_digest",
 ]
 
-PROJECTION_FORMAT: Final = 14
+PROJECTION_FORMAT: Final = 15
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
@@ -365,6 +365,8 @@ class ProjectionState:
             affected.names.add(name)
         if old.refs != new.refs:
             affected.refs.append((path, old.refs, new.refs))
+        # a name a file defined only as a method and now also as a function, or back
+        affected.definers.update(set(old.members).symmetric_difference(new.members))
         fq_paths, kept = self._fq_paths, set(old.defs).intersection(new.defs)
         gone = [fq for fq in old.defs if fq not in kept]
         for fq in gone:
@@ -419,9 +421,16 @@ class ProjectionState:
                 imported,
                 references=facts.refs,
                 files=self._files,
+                member_references=facts.member_refs,
+                only_members=self._only_member,
             )
             new = imports + refs
         self._link(path, new, affected)
+
+    def _only_member(self, path: str, name: str) -> bool:
+        members = self._facts.get(path, NO_FACTS).members
+        at = bisect.bisect_left(members, name)
+        return at < len(members) and members[at] == name
 
     def _link(self, path: str, new: list[Link], affected: _Affected) -> None:
         """Make ``new`` the links of ``path`` (and the reverse links of their targets)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -34,8 +34,9 @@ from repocontext.index._import_rules import (
     stem,
     third_party_names,
 )
+from repocontext.index._lexer import MEMBER_ACCESS
 from repocontext.index._naming import is_covered_source, naming_index
-from repocontext.index.facts import local_scopes
+from repocontext.index.facts import local_scopes, member_names
 from repocontext.index.languages import is_test_path, language_for
 from repocontext.index.model import FileOutline, Link
 
@@ -252,6 +253,8 @@ def reference_links(
     *,
     references: Iterable[str] | None = None,
     files: RepoFiles | None = None,
+    member_references: Collection[str] | None = None,
+    only_members: Callable[[str, str], bool] | None = None,
 ) -> list[Link]:
     """Link a file to the files defining the names it references.
 
@@ -275,6 +278,13 @@ def reference_links(
         files: The repository's file set; given, the names a Python file imports from
             third-party modules (``from copy import copy``) are not resolved (see
             :func:`~repocontext.index._import_rules.third_party_names`).
+        member_references: The names the file uses as members, when not the outline's own
+            ``member_references``.
+        only_members: ``(path, name)`` -> whether that file defines the name only as a
+            member of a type (a method, a nested class). Given, in the languages of
+            :data:`~repocontext.index._lexer.MEMBER_ACCESS`, a name the file never uses as a
+            member (``x.name``, Rust ``T::name``) does not reach such a file: a local
+            ``response`` is no use of ``JSONProvider.response``.
 
     Returns:
         One ``reference`` link per target, sorted by target, names sorted.
@@ -291,6 +301,8 @@ def reference_links(
         external = third_party_names(path, outline.imports, files)
         if external:
             used = [name for name in used if name not in external]
+    member_only = only_members if outline.language in MEMBER_ACCESS else None
+    members = outline.member_references if member_references is None else member_references
     for name in symbol_index.keys() & used:
         definers = symbol_index[name]
         if len(definers) > MAX_DEFINING_FILES or len(name) < 3:
@@ -307,11 +319,9 @@ def reference_links(
                 stems = {_c_stem(d) for d in kept}
                 kept += [d for d in others if d not in imported_set and _c_stem(d) in stems]
             others = kept
-        if not from_test:
-            others = [d for d in others if not is_test_path(d)]
-        if not from_example:
-            others = [d for d in others if not _is_example(d)]
-        for target in others:
+        if member_only is not None and name not in members:  # (no use of a method or field;
+            others = [d for d in others if not member_only(d, name)]  # after the ambiguity)
+        for target in _kept(others, from_test, from_example):
             by_target[target].append(name)
     return [
         Link(path, target, REFERENCE, _listing("references symbol", names), tuple(sorted(names)))
@@ -330,12 +340,20 @@ def link_repository(outlines: Mapping[str, FileOutline], files: RepoFiles) -> li
         All ``import`` and ``reference`` links, grouped by source in path order.
     """
     index = build_symbol_index(outlines)
+    members = {path: member_names(outline) for path, outline in outlines.items()}
     links: list[Link] = []
     for path in sorted(outlines):
         imports = resolve_imports(path, outlines[path], files)
         links += imports
         targets = {i.target for i in imports}
-        links += reference_links(path, outlines[path], index, targets, files=files)
+        links += reference_links(
+            path,
+            outlines[path],
+            index,
+            targets,
+            files=files,
+            only_members=lambda target, name: name in members[target],
+        )
     return links
 
 
@@ -421,6 +439,15 @@ def dependents(links: Iterable[Link]) -> dict[str, list[Link]]:
 
 
 # --- reference helpers ------------------------------------------------------------------------
+
+
+def _kept(targets: list[str], from_test: bool, from_example: bool) -> list[str]:
+    """The targets a file may reference: no test's unless a test's, no demo's unless a demo's."""
+    if not from_test:
+        targets = [d for d in targets if not is_test_path(d)]
+    if not from_example:
+        targets = [d for d in targets if not _is_example(d)]
+    return targets
 
 
 @functools.lru_cache(maxsize=65536)

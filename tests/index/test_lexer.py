@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from tree_sitter import Language, Parser, Query, QueryCursor
 
-from repocontext.index._lexer import identifiers
+from repocontext.index._lexer import identifier_uses, identifiers
 from repocontext.index.languages import LANGUAGES
 from repocontext.index.parser import _GRAMMARS, _without_class_macros
 
@@ -214,6 +214,49 @@ end
 )
 def test_ruby_literals_that_look_like_heredocs_or_word_lists(source, names):
     assert identifiers(source, "ruby") == names
+
+
+@pytest.mark.parametrize(
+    ("language", "source", "names", "members"),
+    [
+        (
+            "python",
+            b"response = self.client.get(url)\nrows = (query\n    .filter(x)\n    . all())\n"
+            b'f"{obj.label}"\nn = 1.5\n',
+            {
+                "response",
+                "self",
+                "client",
+                "get",
+                "url",
+                "rows",
+                "query",
+                "filter",
+                "x",
+                "all",
+                "obj",
+                "label",
+                "n",
+            },
+            {"client", "get", "filter", "all", "label"},
+        ),
+        (
+            "typescript",
+            b"const v = a?.b.c(...rest);\nconst { target } = opts;\n",
+            {"v", "a", "b", "c", "rest", "target", "opts"},
+            {"b", "c", "rest"},  # (a spread reads as a member: only ever one link too many)
+        ),
+        (
+            "rust",
+            b"let f = Frame::parse(&mut buf)?;\nv.len()\n",
+            {"f", "Frame", "parse", "buf", "v", "len"},
+            {"parse", "len"},
+        ),
+        ("java", b"int n = list.size();\n", {"n", "list", "size"}, set()),  # (not needed)
+    ],
+)
+def test_member_uses_follow_a_dot_or_a_rust_path(language, source, names, members):
+    assert identifier_uses(source, language) == (names, members)
 
 
 def test_a_rust_attribute_may_hold_brackets_in_its_strings():

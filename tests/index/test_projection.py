@@ -110,12 +110,13 @@ def source(rng: random.Random, path: str) -> str:
         return (
             f"import pkg{rng.randrange(3)}.m{other}\nfrom pkg{rng.randrange(3)} import m{other}\n\n"
             f"class {b.capitalize()}:\n    def {a}(self):\n        return {c}()\n\n\n"
-            f"def {c}():\n    return {a}() + {rng.choice(NAMES)}()\n"
+            f"def {c}():\n    return {a}() + {rng.choice(NAMES)}() + x.{rng.choice(NAMES)}()\n"
         )
-    if path.endswith(".js"):
+    if path.endswith(".js"):  # (a method named like a function elsewhere, used bare or not)
         return (
             f"import {{ {a} }} from './x{other}';\n"
-            f"export function {b}() {{ return {a}() + {c}(); }}\n"
+            f"export function {b}() {{ return {a}() + {c}() + o.{rng.choice(NAMES)}(); }}\n"
+            f"export class K{other} {{ {rng.choice(NAMES)}() {{}} }}\n"
         )
     if path.endswith(".java"):
         return (

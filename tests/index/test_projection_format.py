@@ -26,7 +26,8 @@ from repocontext.store.records import pack
 # third-party Python module; format 11 a C file including a header whose source file
 # exists: both are its imports; format 12 Java wildcard imports marked `*`, evidence of a
 # covering test only beside another; format 13 an explicit import of a file replacing a
-# wildcard one reaching it; format 14 a Rust integration test named after a module).
+# wildcard one reaching it; format 14 a Rust integration test named after a module; format
+# 15 a method's name used bare (no link) and as a member (a link)).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -42,6 +43,7 @@ RECORDED = {
     12: "6c5e006a9ecc2421648c35446f23455ec026c88126e93a631ae0b52f7829a48b",
     13: "0cdb6e4997dad2a44c67a28dd38fe5990158e572e9ed51b17bff710c06f798aa",
     14: "b572ed56388e1745146fc09d82448c23165d72565367e77a3fec43db7fd2b9d3",
+    15: "4f4a83687072eb3e8276d56d2529ffc3785feb47df5c38dd0345045141a7da02",
 }
 
 
@@ -83,6 +85,22 @@ OUTLINES = {
         references=("Helper", "parse", "render", "render_page", "tokenize"),
     ),
     "pkg/extra.py": FileOutline("python", references=("Helper", "remove")),  # (no link)
+    "pkg/model.py": FileOutline(
+        "python",
+        symbols=(
+            sym(
+                "class",
+                "Model",
+                "pkg.model.Model",
+                1,
+                sym("method", "reload", "pkg.model.Model.reload", 2),
+            ),
+        ),
+    ),
+    "pkg/views.py": FileOutline("python", references=("reload",)),  # a local `reload`: no link
+    "pkg/cli.py": FileOutline(  # `model.reload()`: a link
+        "python", references=("reload",), member_references=("reload",)
+    ),
     "pkg/third.py": FileOutline(  # `parse` of a third-party module: no link to pkg/util.py
         "python",
         imports=(ImportRef("parsers", "python", 1, names=("parse",)),),
@@ -189,7 +207,7 @@ def projected_digest() -> tuple[str, int]:
 
 def test_the_projection_records_of_this_format_are_the_recorded_ones():
     digest, count = projected_digest()
-    assert count == 67
+    assert count == 72
     assert RECORDED.get(PROJECTION_FORMAT) == digest, (
         "The projection records changed. Bump PROJECTION_FORMAT in "
         "repocontext/index/projection.py (stores stamped with the old format then rebuild "

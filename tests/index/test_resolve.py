@@ -777,6 +777,32 @@ def test_link_repository_uses_imports_to_disambiguate_references() -> None:
     ]
 
 
+def test_a_method_is_reached_only_by_a_file_using_its_name_as_a_member() -> None:
+    from repocontext.index.parser import parse_outline
+
+    sources = {
+        "provider.py": "class Provider:\n    def response(self):\n        pass\n",
+        "views.py": "def show(client):\n    response = client.get()\n    return response\n",
+        "api.py": "def handle(provider):\n    return provider.response()\n",
+        # a function and a method of one name: still ambiguous for a bare use, no link
+        "requests.py": "def request(method):\n    pass\n",
+        "session.py": "class Session:\n    def request(self):\n        pass\n",
+        "cookies.py": "def wrap(request):\n    return request\n",
+        # languages whose inherited methods are called bare are not concerned
+        "Base.java": "class Base { void reload() {} }\n",
+        "Child.java": "class Child extends Base { void go() { reload(); } }\n",
+    }
+    outlines = {
+        path: parse_outline("java" if path.endswith(".java") else "python", text.encode(), path)
+        for path, text in sources.items()
+    }
+    links = link_repository(outlines, RepoFiles.build(outlines))
+    assert [(x.source, x.target, x.names) for x in links if x.kind == "reference"] == [
+        ("Child.java", "Base.java", ("Base", "reload")),
+        ("api.py", "provider.py", ("response",)),
+    ]
+
+
 # --- covering tests and dependents --------------------------------------------------------------
 
 
