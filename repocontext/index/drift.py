@@ -170,13 +170,12 @@ def _impacted(
     store: Store, repo_id: str, paths: list[str], changed: set[str]
 ) -> list[ImpactedFile]:
     found: dict[str, str] = {}
-    for path in paths:
-        value = stored_xref(store, repo_id, f"in:{path}")
-        # Covering tests first: a test that also imports the file is reported as covering it.
-        for link in value.get("coveringTests") or []:
-            if isinstance(link, dict):
-                found.setdefault(str(link["path"]), f"covers {path} ({link.get('reason')})")
-        for link in value.get("dependents") or []:
-            if isinstance(link, dict):
-                found.setdefault(str(link["path"]), f"depends on {path} ({link.get('reason')})")
+    records = [(path, stored_xref(store, repo_id, f"in:{path}")) for path in paths]
+    # Covering tests first, of every changed file: a test that covers one changed file and
+    # merely depends on another is reported as covering the first.
+    for field_name, verb in (("coveringTests", "covers"), ("dependents", "depends on")):
+        for path, value in records:
+            for link in value.get(field_name) or []:
+                if isinstance(link, dict):
+                    found.setdefault(str(link["path"]), f"{verb} {path} ({link.get('reason')})")
     return [ImpactedFile(p, reason) for p, reason in sorted(found.items()) if p not in changed]

@@ -31,6 +31,22 @@ def test_changed_reports_added_updated_removed_and_the_impacted_files(workspace,
     assert "web/index.js" in impacted
 
 
+def test_a_test_covering_one_changed_file_is_reported_as_covering_it(workspace, repo):
+    # BetaTests depends on Alpha.cs (its namespace import) and covers Beta.cs; Alpha sorts
+    # first, and its dependent must not hide the covering reason.
+    (repo / "src").mkdir()
+    (repo / "src/Alpha.cs").write_text("namespace Lib;\nclass Alpha { }\n")
+    (repo / "src/Beta.cs").write_text("namespace Lib;\nclass Beta { public int Run() => 1; }\n")
+    (repo / "tests/BetaTests.cs").write_text(
+        "using Lib;\nclass BetaTests { void T() { new Beta().Run(); } }\n"
+    )
+    workspace.bootstrap(repo, background=False)
+    (repo / "src/Alpha.cs").write_text("namespace Lib;\nclass Alpha { int x; }\n")
+    (repo / "src/Beta.cs").write_text("namespace Lib;\nclass Beta { public int Run() => 2; }\n")
+    impacted = {item.path: item.reason for item in workspace.index.changed("demo").impacted}
+    assert impacted["tests/BetaTests.cs"].startswith("covers src/Beta.cs (")
+
+
 def test_a_touched_but_identical_file_is_not_reported(workspace, repo):
     workspace.bootstrap(repo, background=False)
     target = repo / "pkg/app.py"
