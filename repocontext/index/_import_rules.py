@@ -216,20 +216,25 @@ def _visible(path: str, members: Iterable[str]) -> list[str]:
 
 
 def _c_include(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
-    if ref.system:
-        return []
     spec = ref.spec.strip('"<> ')
-    local = _normalize(_join(_dir(path), spec))
-    tail = posixpath.normpath(spec)
-    while tail.startswith("../"):
-        tail = tail[3:]
-    found = local if local in files.paths else _unique_suffix(files, tail)
+    if ref.system:
+        # `<mylib/core.h>`: the one repository file ending so (a project's own headers on
+        # its include path); a bare `<stdio.h>` or `<vector>` is the system's
+        found = _unique_suffix(files, spec) if "/" in spec and ".." not in spec else None
+        written = f"<{spec}>"
+    else:
+        local = _normalize(_join(_dir(path), spec))
+        tail = posixpath.normpath(spec)
+        while tail.startswith("../"):
+            tail = tail[3:]
+        found = local if local in files.paths else _unique_suffix(files, tail)
+        written = f'"{spec}"'
     if found is None:
         return []
-    hits: list[Hit] = [(found, f'c include "{spec}"', ())]
+    hits: list[Hit] = [(found, f"c include {written}", ())]
     source = _c_source_of(found, files)
     if source is not None:  # what the header declares, its source file defines
-        hits.append((source, f'c include "{spec}" (its source {_base(source)})', ()))
+        hits.append((source, f"c include {written} (its source {_base(source)})", ()))
     return hits
 
 

@@ -27,7 +27,8 @@ from repocontext.store.records import pack
 # exists: both are its imports; format 12 Java wildcard imports marked `*`, evidence of a
 # covering test only beside another; format 13 an explicit import of a file replacing a
 # wildcard one reaching it; format 14 a Rust integration test named after a module; format
-# 15 a method's name used bare (no link) and as a member (a link)).
+# 15 a method's name used bare (no link) and as a member (a link); format 16 an angle-bracket
+# include with a directory).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -44,6 +45,7 @@ RECORDED = {
     13: "0cdb6e4997dad2a44c67a28dd38fe5990158e572e9ed51b17bff710c06f798aa",
     14: "b572ed56388e1745146fc09d82448c23165d72565367e77a3fec43db7fd2b9d3",
     15: "4f4a83687072eb3e8276d56d2529ffc3785feb47df5c38dd0345045141a7da02",
+    16: "f4d03eafde95db4fd4eea5507ca2420c1ffed5700fb621e563c627799aaa8486",
 }
 
 
@@ -181,6 +183,7 @@ OUTLINES = {
     ),
     "c/main.c": FileOutline("c", imports=(ImportRef("m.h", "c_include", 1),), references=("area",)),
     "c/tool.c": FileOutline("c", references=("area",)),  # (m.h through another header)
+    "c/cli.c": FileOutline("c", imports=(ImportRef("c/m.h", "c_include", 1, system=True),)),
     "cs/Rope.cs": FileOutline(
         "csharp", symbols=(sym("class", "Rope", "cs.Rope.Rope", 3),), package="Acme.Text"
     ),
@@ -207,7 +210,7 @@ def projected_digest() -> tuple[str, int]:
 
 def test_the_projection_records_of_this_format_are_the_recorded_ones():
     digest, count = projected_digest()
-    assert count == 72
+    assert count == 73
     assert RECORDED.get(PROJECTION_FORMAT) == digest, (
         "The projection records changed. Bump PROJECTION_FORMAT in "
         "repocontext/index/projection.py (stores stamped with the old format then rebuild "

@@ -506,6 +506,32 @@ def test_c_include_with_directories_matches_a_path_suffix() -> None:
     assert sorted(resolved("src/main.c", out, C)) == ["a/dup.h", "b/dup.h"]
 
 
+def test_an_angle_include_with_directories_links_the_one_file_ending_so() -> None:
+    files = RepoFiles.build(
+        [
+            "src/main.cpp",
+            "include/mylib/core.hpp",
+            "src/core.cpp",  # its source
+            "include/mylib/util.hpp",
+            "single_include/mylib/util.hpp",  # two copies: ambiguous
+            "vector",
+            "stdio.h",
+        ]
+    )
+    out = outline(
+        "cpp",
+        imp("mylib/core.hpp", "c_include", system=True),
+        imp("mylib/util.hpp", "c_include", system=True),
+        imp("vector", "c_include", system=True),  # bare: the system's, never the repository's
+        imp("stdio.h", "c_include", system=True),
+        imp("../mylib/core.hpp", "c_include", system=True),
+    )
+    assert resolved("src/main.cpp", out, files) == {
+        "include/mylib/core.hpp": "c include <mylib/core.hpp>",
+        "src/core.cpp": "c include <mylib/core.hpp> (its source core.cpp)",
+    }
+
+
 def test_a_c_include_also_links_the_headers_source_file() -> None:
     files = RepoFiles.build(
         [
