@@ -80,7 +80,7 @@ __all__ = [
     "record_digest",
 ]
 
-PROJECTION_FORMAT: Final = 16
+PROJECTION_FORMAT: Final = 17
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)

@@ -84,6 +84,9 @@ REFERENCE_STOPLIST: Final = frozenset((
     "send", "unwrap", "expect", "is_empty", "isempty", "empty", "content", "join", "split",
     "strip", "replace", "sort", "filter", "find", "apply", "message", "pop", "fetch",
     "empty?", "copy", "setdefault", "update", "gettype",
+    # the platform's own types and reflection (.NET `Func<T>`, the JDK's `charAt`), and the
+    # `Instance` of every singleton
+    "func", "action", "charat", "newinstance", "getclass", "instance",
 ))
 # fmt: on
 _NOT_DEFINITIONS: Final = frozenset({"impl"})

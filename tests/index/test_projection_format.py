@@ -28,7 +28,7 @@ from repocontext.store.records import pack
 # covering test only beside another; format 13 an explicit import of a file replacing a
 # wildcard one reaching it; format 14 a Rust integration test named after a module; format
 # 15 a method's name used bare (no link) and as a member (a link); format 16 an angle-bracket
-# include with a directory).
+# include with a directory; format 17 `instance`, a stoplisted name).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -46,6 +46,7 @@ RECORDED = {
     14: "b572ed56388e1745146fc09d82448c23165d72565367e77a3fec43db7fd2b9d3",
     15: "4f4a83687072eb3e8276d56d2529ffc3785feb47df5c38dd0345045141a7da02",
     16: "f4d03eafde95db4fd4eea5507ca2420c1ffed5700fb621e563c627799aaa8486",
+    17: "a9e505c8e51b4c0adceda6bf4310d842f2fe5bbe5fdb42eda6d89dba5addfe06",
 }
 
 
@@ -86,7 +87,7 @@ OUTLINES = {
         ),
         references=("Helper", "parse", "render", "render_page", "tokenize"),
     ),
-    "pkg/extra.py": FileOutline("python", references=("Helper", "remove")),  # (no link)
+    "pkg/extra.py": FileOutline("python", references=("Helper", "remove", "instance")),  # (none)
     "pkg/model.py": FileOutline(
         "python",
         symbols=(
@@ -109,7 +110,11 @@ OUTLINES = {
         references=("parse",),
     ),
     "pkg/store.py": FileOutline(
-        "python", symbols=(sym("function", "remove", "pkg.store.remove", 1),)
+        "python",
+        symbols=(
+            sym("function", "remove", "pkg.store.remove", 1),
+            sym("function", "instance", "pkg.store.instance", 5),
+        ),
     ),
     "examples/demo.py": FileOutline(
         "python", symbols=(sym("function", "render_page", "examples.demo.render_page", 1),)
@@ -210,7 +215,7 @@ def projected_digest() -> tuple[str, int]:
 
 def test_the_projection_records_of_this_format_are_the_recorded_ones():
     digest, count = projected_digest()
-    assert count == 73
+    assert count == 75
     assert RECORDED.get(PROJECTION_FORMAT) == digest, (
         "The projection records changed. Bump PROJECTION_FORMAT in "
         "repocontext/index/projection.py (stores stamped with the old format then rebuild "
