@@ -6,7 +6,9 @@ path, reason, names). Rules only look paths up in the precomputed indexes of ``R
 
 from __future__ import annotations
 
+import json
 import posixpath
+import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -22,6 +24,9 @@ C_HEADERS: Final = (".h", ".hh", ".hpp", ".hxx", ".h++")
 C_SOURCES: Final = (".c", ".cc", ".cpp", ".cxx")
 # A TypeScript ESM import names the compiled file (./x.js) of its source (./x.ts).
 _JS_TO_TS: Final = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
+
+MANIFESTS: Final = ("package.json", "Cargo.toml")
+"""Files naming the package of their directory: its published name resolves imports of it."""
 
 Hit = tuple[str, str, tuple[str, ...]]
 Rule = Callable[[str, ImportRef, "RepoFiles", str], list[Hit]]
@@ -78,10 +83,36 @@ def third_party_names(path: str, imports: Iterable[ImportRef], files: RepoFiles)
     return found
 
 
+def manifest_name(path: str, text: str) -> str | None:
+    """The package a manifest declares: ``package.json``'s ``name``, a ``Cargo.toml``'s crate.
+
+    A crate is named as Rust code names it: ``[lib] name``, else ``[package] name`` with
+    ``-`` as ``_`` (``mini-redis`` -> ``mini_redis``). ``None`` for other files and for a
+    manifest without a name or that does not parse (a workspace's root ``Cargo.toml``).
+    """
+    name = _base(path)
+    try:
+        if name == "package.json":
+            declared = json.loads(text).get("name")
+        elif name == "Cargo.toml":
+            data = tomllib.loads(text)
+            lib, package = data.get("lib") or {}, data.get("package") or {}
+            declared = lib.get("name") or str(package.get("name") or "").replace("-", "_")
+        else:
+            return None
+    except (ValueError, AttributeError):  # (JSON or TOML errors, a manifest not a table)
+        return None
+    return (
+        declared
+        if isinstance(declared, str) and declared.strip() == declared and declared
+        else None
+    )
+
+
 def _js(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
     spec = ref.spec
     if not (spec in (".", "..") or spec.startswith(("./", "../"))):
-        return []
+        return _js_package(ref, files, language)
     base = _normalize(_join(_dir(path), spec))
     if base is None:
         return []
@@ -91,6 +122,28 @@ def _js(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]
         return []
     arrow = "" if found == base else f" -> {_base(found)}"
     return [(found, f"js {spec}{arrow}", tuple(n for n in ref.names if n != "*"))]
+
+
+def _js_package(ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
+    """A package of the repository imported by its name (``zod``, ``@acme/ui/button``).
+
+    Its ``package.json`` names the directory; the subpath (or ``index``) is looked for there,
+    then under its ``src/`` and ``lib/`` (where the sources of a built package live).
+    """
+    parts = ref.spec.split("/")
+    split = 2 if ref.spec.startswith("@") else 1
+    directory = files.js_packages.get("/".join(parts[:split]))
+    if directory is None:
+        return []
+    order = JS_EXTENSION_ORDER if language == "javascript" else TS_EXTENSION_ORDER
+    sub = "/".join(parts[split:]) or "index"
+    for root in (directory, _join(directory, "src"), _join(directory, "lib")):
+        base = _normalize(_join(root, sub))
+        found = None if base is None else _first(files, _js_candidates(base, order))
+        if found is not None:
+            names = tuple(n for n in ref.names if n != "*")
+            return [(found, f"js {ref.spec} (package {directory or '.'})", names)]
+    return []
 
 
 def _js_candidates(base: str, order: tuple[str, ...]) -> Iterator[str]:
@@ -132,8 +185,11 @@ def _rust_use(path: str, ref: ImportRef, files: RepoFiles, language: str) -> lis
     directory, rest = anchor
     first = ref.spec.split("::", 1)[0].strip()
     anchored = first in ("crate", "super")
-    if not anchored and first != "self" and _rust_target_root(path):
-        return []  # `use bytes::Buf` in tests/x.rs is the crate under test (its mods link)
+    crate = files.rust_crates.get(first)
+    if crate is not None:  # `use mini_redis::client` (a test, another crate of the workspace)
+        directory, rest, anchored = _join(crate, "src"), _rust_path(ref.spec)[1:], True
+    elif not anchored and first != "self" and _rust_target_root(path):
+        return []  # an external crate
     # `use a::{b::C, d}` arrives as spec `a` with names `b::C`, `d`: each extends the path.
     tails = [tail for tail in map(_rust_path, ref.names) if tail] or [[]]
     hits: list[Hit] = []

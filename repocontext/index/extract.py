@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from repocontext.errors import RepoContextError
+from repocontext.index._import_rules import MANIFESTS, manifest_name
 from repocontext.index.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
 from repocontext.index.languages import (
     content_language,
@@ -51,6 +52,7 @@ class Extracted:
         outline: The parsed outline, for known languages.
         token_count: Exact BPE tokens of ``text`` (0 without text).
         issue: Why the file could not be read or parsed, if it could not.
+        manifest: The package name a ``package.json`` or ``Cargo.toml`` declares.
     """
 
     entry: WalkEntry
@@ -64,6 +66,7 @@ class Extracted:
     outline: FileOutline | None = None
     token_count: int = 0
     issue: str | None = None
+    manifest: str | None = None
 
 
 def extract_file(
@@ -119,6 +122,7 @@ def extract_file(
         outline=outline,
         token_count=count_tokens(text, encoding),
         issue=issue,
+        manifest=manifest_name(path, text) if path.endswith(MANIFESTS) else None,
     )
 
 

@@ -64,7 +64,7 @@ def file_node(
         "tokenEncoding": encoding,
         "issue": item.issue,
         "syntaxErrors": bool(outline and outline.errors),
-        "package": outline.package if outline else None,
+        "package": outline.package if outline else item.manifest,
         "symbols": [symbol_to_wire(s) for s in outline.symbols] if outline else [],
         "imports": [_import_to_wire(i) for i in outline.imports] if outline else [],
         "references": list(outline.references) if outline else [],

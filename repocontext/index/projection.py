@@ -19,8 +19,8 @@ nothing is the same commit with every file staged, so the full and the increment
 one code path. What a change can affect:
 
 * the changed files' own links, and the links of files referencing a name whose set of
-  defining files changed; every link when the file set, a Java/C# package or the Go module
-  changed (import resolution depends on them);
+  defining files changed; every link when the file set, a Java/C# package, the name a
+  manifest declares or the Go module changed (import resolution depends on them);
 * the reverse records of every target whose incoming links changed;
 * the name records of names whose users or definitions changed, the symbol records of the
   changed files' qualified names, the package records of directories that gained or lost files.
@@ -43,6 +43,7 @@ from operator import itemgetter
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
+from repocontext.index._import_rules import MANIFESTS
 from repocontext.index.digests import DigestMap, packed_digest, record_digest
 from repocontext.index.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
 from repocontext.index.model import FileOutline, Link
@@ -61,6 +62,8 @@ from repocontext.index.xref_records import (
     links_of_out_record,
     name_record,
     out_record,
+    pkg_record,
+    symbol_record,
 )
 from repocontext.store import STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import pkg_key, symbol_key, xref_key
@@ -80,7 +83,7 @@ __all__ = [
     "record_digest",
 ]
 
-PROJECTION_FORMAT: Final = 17
+PROJECTION_FORMAT: Final = 18
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
@@ -136,6 +139,7 @@ class ProjectionState:
         self._forward: dict[str, list[Link]] = {}
         self._incoming: dict[str, dict[str, list[Link]]] = defaultdict(dict)
         self._definers: dict[str, set[str]] = defaultdict(set)
+        self._manifests: dict[str, str] = {}  # package.json / Cargo.toml -> the name declared
         self._name_count: Counter[str] = Counter()
         # Files referencing each name some file defines (kept for defined names only: most
         # referenced names are defined nowhere in the repository).
@@ -276,7 +280,10 @@ class ProjectionState:
             self._files = RepoFiles.build(
                 self._languages,
                 packages={
-                    p: f.outline.package for p, f in self._facts.items() if p.endswith(PACKAGED)
+                    **{
+                        p: f.outline.package for p, f in self._facts.items() if p.endswith(PACKAGED)
+                    },
+                    **self._manifests,
                 },
                 go_mod_module=go_module,
             )
@@ -381,7 +388,21 @@ class ProjectionState:
         affected.relink.add(path)
         affected.targets.add(path)
         packaged = path.endswith(PACKAGED) and old.outline.package != new.outline.package
-        return was_known != (node is not None) or packaged
+        manifest = self._manifest_changed(path, node)  # (a package.json's name: imports of it)
+        return was_known != (node is not None) or packaged or manifest
+
+    def _manifest_changed(self, path: str, node: Mapping[str, Any] | None) -> bool:
+        """Track the package name a manifest declares; True when it changed."""
+        if not path.endswith(MANIFESTS):
+            return False
+        name = node.get("package") if node is not None else None
+        if self._manifests.get(path) == name:
+            return False
+        if name:
+            self._manifests[path] = str(name)
+        else:
+            del self._manifests[path]
+        return True
 
     def _track_referrers(self, affected: _Affected) -> None:
         """Bring the referrers index up to date once every changed file was swapped."""
@@ -525,32 +546,10 @@ class ProjectionState:
             for path in _paths(self._fq_paths.get(fq))
             for symbol in self._definitions_in(path).get(fq, ())
         ]
-        if not found:
-            return None
-        return {
-            "fullyQualifiedName": fq,
-            "name": found[0][1].name,
-            "defs": [
-                {
-                    "path": path,
-                    "kind": symbol.kind,
-                    "signature": symbol.signature,
-                    "startLine": symbol.start_line,
-                    "endLine": symbol.end_line,
-                }
-                for path, symbol in found
-            ],
-        }
+        return symbol_record(fq, found)
 
     def _pkg_record(self, directory: str) -> dict[str, Any] | None:
-        counts = +self._dir_languages.get(directory, Counter())  # drops zero counts
-        if not counts:
-            return None
-        return {
-            "path": directory,
-            "files": sum(counts.values()),
-            "languages": dict(sorted(counts.items())),
-        }
+        return pkg_record(directory, self._dir_languages.get(directory, Counter()))
 
     def _prune(self, affected: _Affected) -> None:
         """Drop index entries that became empty, so removed names do not pile up."""

@@ -26,6 +26,7 @@ from repocontext.index._import_rules import (
     C_HEADERS,
     C_SOURCES,
     JS_EXTENSION_ORDER,
+    MANIFESTS,
     RULES,
     TS_EXTENSION_ORDER,
     python_modules,
@@ -122,6 +123,9 @@ class RepoFiles:
         java_packages: Java package -> its files, sorted (test files too: import rules
             filter them out for non-test importers).
         csharp_namespaces: C# namespace -> its files, sorted (test files too, likewise).
+        js_packages: Name a ``package.json`` declares -> its directory (the shallowest one
+            when several declare it).
+        rust_crates: Crate name a ``Cargo.toml`` declares (as code names it) -> its directory.
     """
 
     paths: frozenset[str]
@@ -135,6 +139,8 @@ class RepoFiles:
     java_classes: Mapping[tuple[str, str], str]
     java_packages: Mapping[str, tuple[str, ...]]
     csharp_namespaces: Mapping[str, tuple[str, ...]]
+    js_packages: Mapping[str, str]
+    rust_crates: Mapping[str, str]
 
     @classmethod
     def build(
@@ -149,7 +155,8 @@ class RepoFiles:
         Args:
             paths: Repository-relative posix paths of every indexed file.
             packages: Path -> declared package or namespace (:attr:`FileOutline.package`), used
-                for Java and C# files.
+                for Java and C# files, and the names manifests declare (``package.json``,
+                ``Cargo.toml``: :func:`~repocontext.index._import_rules.manifest_name`).
             go_mod_module: The ``module`` line of the root ``go.mod``.
 
         Returns:
@@ -171,6 +178,13 @@ class RepoFiles:
                 java[package].append(path)
             elif package and path.endswith(".cs"):
                 csharp[package].append(path)
+        manifests: dict[str, dict[str, str]] = {name: {} for name in MANIFESTS}
+        # (shallowest first: a package's copy in a fixture or an example does not win)
+        for path in sorted((packages or {}).keys(), key=lambda p: (p.count("/"), p)):
+            directory, name = posixpath.split(path)
+            package = (packages or {})[path]
+            if package and name in manifests:
+                manifests[name].setdefault(package, directory)
         return cls(
             paths=frozenset(ordered),
             go_module=go_mod_module.strip().rstrip("/") if go_mod_module else None,
@@ -187,6 +201,8 @@ class RepoFiles:
             },
             java_packages=_freeze(java),
             csharp_namespaces=_freeze(csharp),
+            js_packages=manifests["package.json"],
+            rust_crates=manifests["Cargo.toml"],
         )
 
 

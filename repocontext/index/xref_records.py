@@ -1,17 +1,20 @@
-"""The wire form of the xref records: a file's links, its reverse links, a name's users.
+"""The wire form of the projection records.
 
-:mod:`repocontext.index.projection` decides which records to compute; this module is what
-each one holds, and the inverse for a file's links (a process adopting the stored records
-reads them back instead of resolving every import and reference again).
+A file's links, its reverse links, a name's users, a qualified name's definitions and a
+directory's package record. :mod:`repocontext.index.projection` decides which records to
+compute; this module is what each one holds, and the inverse for a file's links (a process
+adopting the stored records reads them back instead of resolving every import and
+reference again).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.model import Link
+from repocontext.index.model import Link, Symbol
 from repocontext.index.resolve import IMPORT, REFERENCE
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
@@ -22,7 +25,9 @@ __all__ = [
     "links_of_out_record",
     "name_record",
     "out_record",
+    "pkg_record",
     "stored_xref",
+    "symbol_record",
 ]
 
 MAX_USERS: Final = 200
@@ -82,3 +87,35 @@ def _link_wire(other: str, link: Link) -> dict[str, Any]:
     if link.names:
         wire["names"] = list(link.names)
     return wire
+
+
+def symbol_record(fq: str, found: list[tuple[str, Symbol]]) -> dict[str, Any] | None:
+    """A qualified name's record: its definitions, as (path, symbol) in path order."""
+    if not found:
+        return None
+    return {
+        "fullyQualifiedName": fq,
+        "name": found[0][1].name,
+        "defs": [
+            {
+                "path": path,
+                "kind": symbol.kind,
+                "signature": symbol.signature,
+                "startLine": symbol.start_line,
+                "endLine": symbol.end_line,
+            }
+            for path, symbol in found
+        ],
+    }
+
+
+def pkg_record(directory: str, languages: Counter[str]) -> dict[str, Any] | None:
+    """A directory's package record from its files' language counts (none when empty)."""
+    counts = +languages  # drops zero counts
+    if not counts:
+        return None
+    return {
+        "path": directory,
+        "files": sum(counts.values()),
+        "languages": dict(sorted(counts.items())),
+    }

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from repocontext.index._import_rules import MANIFESTS
 from repocontext.index.extract import extract_file
 from repocontext.index.nodes import file_node, iter_symbols, outline_of
 from repocontext.index.projection import (
@@ -41,6 +42,7 @@ def oracle(nodes: dict[str, dict[str, Any]], go_module: str | None) -> dict[str,
     outlines = {p: o for p, n in nodes.items() if (o := outline_of(n)) is not None}
     paths = sorted(nodes)
     packages = {p: o.package for p, o in outlines.items()}
+    packages.update((p, n.get("package")) for p, n in nodes.items() if p.endswith(MANIFESTS))
     links = link_repository(
         outlines, RepoFiles.build(paths, packages=packages, go_mod_module=go_module)
     )
@@ -112,9 +114,12 @@ def source(rng: random.Random, path: str) -> str:
             f"class {b.capitalize()}:\n    def {a}(self):\n        return {c}()\n\n\n"
             f"def {c}():\n    return {a}() + {rng.choice(NAMES)}() + x.{rng.choice(NAMES)}()\n"
         )
+    if path.endswith("package.json"):  # (the JS files import its package by name)
+        return f'{{"name": "webkit{rng.randrange(2)}"}}\n'
     if path.endswith(".js"):  # (a method named like a function elsewhere, used bare or not)
         return (
             f"import {{ {a} }} from './x{other}';\n"
+            f"import {{ {b} }} from 'webkit{rng.randrange(2)}/x{rng.randrange(6)}';\n"
             f"export function {b}() {{ return {a}() + {c}() + o.{rng.choice(NAMES)}(); }}\n"
             f"export class K{other} {{ {rng.choice(NAMES)}() {{}} }}\n"
         )
@@ -133,6 +138,7 @@ def candidate_paths() -> list[str]:
     paths += ["pkg0/m0/__init__.py", "pkg1/m1/__init__.py"]  # twins: pkg0.m0.* defined twice
     paths += [f"tests/test_m{j}.py" for j in range(6)]
     paths += [f"web/x{j}.js" for j in range(6)] + [f"web/x{j}.test.js" for j in range(3)]
+    paths += ["web/package.json"]
     paths += [f"src/C{j}.java" for j in range(4)] + [f"g/f{j}.go" for j in range(3)]
     return paths
 
@@ -258,6 +264,30 @@ def test_records_flushed_while_staging_end_as_one_build(tmp_path: Path) -> None:
         assert len(stored[SYMBOL][symbol_key(REPO, "dup.mod.Shared")]["defs"]) == 2
         assert store.get(SYMBOL, stale) is None
         assert state.records == whole.records
+
+
+def test_renaming_a_package_reresolves_the_imports_of_it(tmp_path: Path) -> None:
+    def node(path: str, text: str) -> dict[str, Any]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+        info = (tmp_path / path).stat()
+        entry = WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
+        return file_node(extract_file(str(tmp_path), entry), None)
+
+    nodes = {
+        "kit/package.json": node("kit/package.json", '{"name": "kit"}'),
+        "kit/src/button.ts": node("kit/src/button.ts", "export const button = 1;\n"),
+        "app/main.ts": node("app/main.ts", "import { button } from 'kit/button';\n"),
+    }
+    assert nodes["kit/package.json"]["package"] == "kit"
+    state = ProjectionState.build(REPO, nodes.values(), None)
+    assert state.records == digests(oracle(nodes, None))
+    out = xref_key(REPO, "out:app/main.ts")
+    assert out in state.records[XREF]
+    nodes["kit/package.json"] = node("kit/package.json", '{"name": "@acme/kit"}')
+    delta = state.update({"kit/package.json": nodes["kit/package.json"]}, None)
+    assert delta[XREF][out] is None  # `kit/button` names no package of the repository now
+    assert state.records == digests(oracle(nodes, None))
 
 
 def staged(nodes):

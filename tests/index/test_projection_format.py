@@ -28,7 +28,8 @@ from repocontext.store.records import pack
 # covering test only beside another; format 13 an explicit import of a file replacing a
 # wildcard one reaching it; format 14 a Rust integration test named after a module; format
 # 15 a method's name used bare (no link) and as a member (a link); format 16 an angle-bracket
-# include with a directory; format 17 `instance`, a stoplisted name).
+# include with a directory; format 17 `instance`, a stoplisted name; format 18 a JavaScript
+# import of a package of the repository by its name).
 RECORDED = {
     1: "dabc78ba6392c4936afd24756cc769fa975548f4d8c644b6c57fa0a4c149022c",
     2: "c8aa09934d2d52de62876032d9530544f0c016e51f7834a020ca025c3c5017f2",
@@ -47,6 +48,7 @@ RECORDED = {
     15: "4f4a83687072eb3e8276d56d2529ffc3785feb47df5c38dd0345045141a7da02",
     16: "f4d03eafde95db4fd4eea5507ca2420c1ffed5700fb621e563c627799aaa8486",
     17: "a9e505c8e51b4c0adceda6bf4310d842f2fe5bbe5fdb42eda6d89dba5addfe06",
+    18: "4f97b3679732a122981dd1646542840efeeb850a740c6f53d72300bb6260c2cd",
 }
 
 
@@ -196,13 +198,18 @@ OUTLINES = {
         "csharp", imports=(ImportRef("R = Acme.Text.Rope<int>", "csharp", 1),), package="Acme"
     ),
     "README.md": None,
+    "web/app.js": FileOutline("javascript", imports=(ImportRef("webkit/button", "js", 1),)),
+    "web/kit/button.js": FileOutline("javascript"),
+    "web/kit/package.json": None,  # declares "webkit" (DECLARED below)
 }
+DECLARED = {"web/kit/package.json": "webkit"}
 
 
 def projected_digest() -> tuple[str, int]:
     state = ProjectionState("demo")
     for path, outline in OUTLINES.items():
-        state.stage(path, {"path": path, "language": outline and outline.language}, outline)
+        node = {"path": path, "language": outline and outline.language}
+        state.stage(path, {**node, "package": DECLARED.get(path)}, outline)
     records: list[tuple[str, str, bytes]] = []
     state.commit(
         "example.com/m", emit=lambda tree, key, value, *_: records.append((tree, key, pack(value)))
@@ -215,7 +222,7 @@ def projected_digest() -> tuple[str, int]:
 
 def test_the_projection_records_of_this_format_are_the_recorded_ones():
     digest, count = projected_digest()
-    assert count == 75
+    assert count == 78
     assert RECORDED.get(PROJECTION_FORMAT) == digest, (
         "The projection records changed. Bump PROJECTION_FORMAT in "
         "repocontext/index/projection.py (stores stamped with the old format then rebuild "

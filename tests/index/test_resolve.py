@@ -1,5 +1,8 @@
 """Import, reference, covering-test and dependent resolution over small in-memory repositories."""
 
+import pytest
+
+from repocontext.index._import_rules import manifest_name
 from repocontext.index.model import FileOutline, ImportRef, Link, Symbol
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
@@ -478,6 +481,75 @@ def test_csharp_using_of_non_test_files_never_reaches_test_files_of_the_namespac
         "tests/Acme.Core.Tests/ParserTests.cs",
     ]
     assert list(resolved(tests, helper, files)) == ["tests/Acme.Core.Tests/Builders.cs"]
+
+
+# --- packages imported by their published name ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "name"),
+    [
+        ("web/package.json", '{"name": "@acme/ui", "main": "dist/index.js"}', "@acme/ui"),
+        ("package.json", '{"private": true}', None),
+        ("package.json", "{not json", None),
+        ("package.json", '["a list"]', None),
+        ("crates/mini/Cargo.toml", '[package]\nname = "mini-redis"\n', "mini_redis"),
+        ("Cargo.toml", '[package]\nname = "tokio-util"\n[lib]\nname = "tu"\n', "tu"),
+        ("Cargo.toml", '[workspace]\nmembers = ["a"]\n', None),
+        ("Cargo.toml", "[package\n", None),
+        ("README.md", "name", None),
+    ],
+)
+def test_manifests_name_their_package(path, text, name) -> None:
+    assert manifest_name(path, text) == name
+
+
+PACKAGES = RepoFiles.build(
+    [
+        "packages/zod/package.json",
+        "packages/zod/src/index.ts",
+        "packages/zod/src/v4/index.ts",
+        "packages/zod/tests/parse.test.ts",
+        "packages/ui/package.json",
+        "packages/ui/lib/button.js",
+        "tests/fixtures/zod/package.json",  # a deeper copy of the name: the shallower one wins
+        "Cargo.toml",
+        "src/lib.rs",
+        "src/client.rs",
+        "tests/client.rs",
+    ],
+    packages={
+        "packages/zod/package.json": "zod",
+        "packages/ui/package.json": "@acme/ui",
+        "tests/fixtures/zod/package.json": "zod",
+        "Cargo.toml": "mini_redis",
+    },
+)
+
+
+def test_a_js_package_of_the_repository_resolves_by_its_name() -> None:
+    out = outline(
+        "typescript",
+        imp("zod", "js"),
+        imp("zod/v4", "js"),
+        imp("@acme/ui/button", "js"),
+        imp("react", "js"),  # not the repository's
+    )
+    assert resolved("packages/zod/tests/parse.test.ts", out, PACKAGES) == {
+        "packages/zod/src/index.ts": "js zod (package packages/zod)",
+        "packages/zod/src/v4/index.ts": "js zod/v4 (package packages/zod)",
+        "packages/ui/lib/button.js": "js @acme/ui/button (package packages/ui)",
+    }
+
+
+def test_a_rust_crate_used_by_its_name_resolves_to_its_modules() -> None:
+    out = outline(
+        "rust", imp("mini_redis", "rust_use", "client", "Result"), imp("tokio", "rust_use")
+    )
+    assert resolved("tests/client.rs", out, PACKAGES) == {
+        "src/client.rs": "rust use mini_redis",
+        "src/lib.rs": "rust use mini_redis",
+    }
 
 
 # --- C / C++ and Ruby ---------------------------------------------------------------------------
