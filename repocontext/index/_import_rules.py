@@ -328,6 +328,7 @@ def _ruby_require_relative(path: str, ref: ImportRef, files: RepoFiles, language
 RULES: Final[dict[str, Rule]] = {
     "python": _python,
     "js": _js,
+    "js_export": _js,
     "go": _go,
     "rust_mod": _rust_mod,
     "rust_mod_path": _rust_mod_path,

@@ -337,6 +337,9 @@ def _imported_name(node: Node) -> str:
 def _js_import(node: Node, spec: Node) -> list[ImportRef]:
     """ES imports and re-exports list their names; ``require`` and ``import()`` do not.
 
+    A re-export (``export ... from``) has the kind ``js_export``: its file is a barrel
+    through which importers reach the re-exported file's names.
+
     Names are the imported names of ``{a, b as c}``, the local name of a default import and
     ``*`` for a namespace import or ``export *``.
     """
@@ -346,7 +349,8 @@ def _js_import(node: Node, spec: Node) -> list[ImportRef]:
             names.append("*")
         elif child.type in ("import_clause", "export_clause"):
             names += _js_clause_names(child)
-    return [ImportRef(_text(spec), "js", node.start_point.row + 1, names=tuple(names))]
+    kind = "js_export" if node.type == "export_statement" else "js"  # (a re-export)
+    return [ImportRef(_text(spec), kind, node.start_point.row + 1, names=tuple(names))]
 
 
 def _js_clause_names(clause: Node) -> list[str]:

@@ -1,33 +1,30 @@
 """Projections of the code index, derived from file nodes and maintained incrementally.
 
 * symbol tree ``repo/{id}/symbol/{fq}``: where a fully qualified name is defined;
-* xref tree ``repo/{id}/xref/name:{name}``: the files that use a defined bare name (the
-  first 200 in path order, and their count) — one record per name, however many symbols
-  share it;
+* xref tree ``repo/{id}/xref/name:{name}``: the files using a defined bare name (the first
+  200 in path order, and their count), one record per name however many symbols share it;
 * xref tree ``repo/{id}/xref/out:{path}``: a file's resolved imports and references;
   ``repo/{id}/xref/in:{path}``: its dependents and covering tests (the reverse projection);
 * structural tree ``repo/{id}/pkg/{dir}``: package (directory) nodes.
 
-:class:`ProjectionState` holds what the projections are computed from (per-file facts, the
-link graph and its reverse, the symbol and name indexes) and compares each record it
-recomputes by digest (:mod:`repocontext.index.digests`: held in a dict, or read from the
-store once the records are written; the values are never held). Changed file nodes are
-staged one at a time (:meth:`~ProjectionState.stage`, so an indexing run can feed each file
-as it is parsed) and :meth:`~ProjectionState.commit` recomputes only the records they can
-affect, returning them as a :class:`Delta` or streaming them to a writer; building from
-nothing is the same commit with every file staged, so the full and the incremental path are
-one code path. What a change can affect:
+:class:`ProjectionState` holds what they are computed from (per-file facts, the link graph
+and its reverse, the symbol and name indexes) and compares each record it recomputes by
+digest (:mod:`repocontext.index.digests`; values are never held). Changed file nodes are
+staged one at a time (:meth:`~ProjectionState.stage`, as an indexing run parses them) and
+:meth:`~ProjectionState.commit` recomputes only the records they can affect, as a
+:class:`Delta` or streamed to a writer; building from nothing is the same commit with every
+file staged, so the full and the incremental path are one code path. What a change affects:
 
-* the changed files' own links, and the links of files referencing a name whose set of
-  defining files changed; every link when the file set, a Java/C# package, the name a
-  manifest declares or the Go module changed (import resolution depends on them);
+* the changed files' own links, the links of files referencing a name whose defining files
+  (or whose member-only definers) changed, and of files importing a barrel whose re-exports
+  changed; every link when the file set, a Java/C# package, a manifest's package name or the
+  Go module changed (import resolution depends on them);
 * the reverse records of every target whose incoming links changed;
 * the name records of names whose users or definitions changed, the symbol records of the
   changed files' qualified names, the package records of directories that gained or lost files.
 
-Symbol and package records depend on the staged files alone, so a state being built can
-emit them before the commit (:meth:`~ProjectionState.flush_local`): the indexer does while it
-still parses, and the commit that follows only has the links and their reverse left.
+Symbol and package records depend on the staged files alone, so a state being built emits
+them before the commit (:meth:`~ProjectionState.flush_local`) while the indexer still parses.
 :mod:`repocontext.index.projection_writer` writes what a state emits to the store.
 """
 
@@ -48,14 +45,17 @@ from repocontext.index.digests import DigestMap, packed_digest, record_digest
 from repocontext.index.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
 from repocontext.index.model import FileOutline, Link
 from repocontext.index.resolve import (
+    IMPORT,
     MAX_DEFINING_FILES,
     PACKAGED,
     RepoFiles,
     is_covered_source,
     naming_index,
     reference_links,
+    refresh_reexports,
     resolve_imports,
     test_links,
+    through_reexports,
 )
 from repocontext.index.xref_records import (
     in_record,
@@ -83,7 +83,7 @@ __all__ = [
     "record_digest",
 ]
 
-PROJECTION_FORMAT: Final = 18
+PROJECTION_FORMAT: Final = 19
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
@@ -139,7 +139,8 @@ class ProjectionState:
         self._forward: dict[str, list[Link]] = {}
         self._incoming: dict[str, dict[str, list[Link]]] = defaultdict(dict)
         self._definers: dict[str, set[str]] = defaultdict(set)
-        self._manifests: dict[str, str] = {}  # package.json / Cargo.toml -> the name declared
+        self._manifests: dict[str, str | None] = {}  # package.json, Cargo.toml -> its name
+        self._reexports: dict[str, tuple[str, ...]] = {}  # a barrel -> the files it re-exports
         self._name_count: Counter[str] = Counter()
         # Files referencing each name some file defines (kept for defined names only: most
         # referenced names are defined nowhere in the repository).
@@ -296,6 +297,13 @@ class ProjectionState:
         else:
             for name in affected.definers:
                 affected.relink.update(self._referrers.get(name, ()))
+        affected.relink |= refresh_reexports(
+            list(affected.relink),
+            self._reexports,
+            lambda path: self._facts.get(path, NO_FACTS).outline,
+            self._files,
+            self._importers,
+        )
         repo = self.repo_id
         for path in affected.relink:
             if links is None or _key(xref_key, repo, f"out:{path}") is None:
@@ -393,15 +401,10 @@ class ProjectionState:
 
     def _manifest_changed(self, path: str, node: Mapping[str, Any] | None) -> bool:
         """Track the package name a manifest declares; True when it changed."""
-        if not path.endswith(MANIFESTS):
+        declared = node.get("package") if node is not None and path.endswith(MANIFESTS) else None
+        if self._manifests.get(path) == declared:
             return False
-        name = node.get("package") if node is not None else None
-        if self._manifests.get(path) == name:
-            return False
-        if name:
-            self._manifests[path] = str(name)
-        else:
-            del self._manifests[path]
+        self._manifests[path] = declared
         return True
 
     def _track_referrers(self, affected: _Affected) -> None:
@@ -434,7 +437,7 @@ class ProjectionState:
         new: list[Link] = []
         if facts is not None:
             imports = resolve_imports(path, facts.outline, self._files)
-            imported = {link.target for link in imports}
+            imported = through_reexports((link.target for link in imports), self._reexports)
             refs = reference_links(
                 path,
                 facts.outline,
@@ -447,6 +450,10 @@ class ProjectionState:
             )
             new = imports + refs
         self._link(path, new, affected)
+
+    def _importers(self, target: str) -> list[str]:
+        incoming = self._incoming.get(target, {})
+        return [path for path, links in incoming.items() if links[0].kind == IMPORT]
 
     def _only_member(self, path: str, name: str) -> bool:
         members = self._facts.get(path, NO_FACTS).members

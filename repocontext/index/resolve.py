@@ -54,9 +54,12 @@ __all__ = [
     "is_covered_source",
     "link_repository",
     "naming_index",
+    "reexports_of",
     "reference_links",
+    "refresh_reexports",
     "resolve_imports",
     "test_links",
+    "through_reexports",
 ]
 
 IMPORT: Final = "import"
@@ -238,6 +241,77 @@ def resolve_imports(path: str, outline: FileOutline, files: RepoFiles) -> list[L
     return [found[target] for target in sorted(found)]
 
 
+def reexports_of(path: str, outline: FileOutline, files: RepoFiles) -> tuple[str, ...]:
+    """The files a JavaScript/TypeScript file re-exports (``export ... from``), sorted."""
+    rule = RULES["js_export"]
+    found = {
+        target
+        for ref in outline.imports
+        if ref.kind == "js_export"
+        for target, _, _ in rule(path, ref, files, outline.language)
+    }
+    found.discard(path)
+    return tuple(sorted(found))
+
+
+def refresh_reexports(
+    paths: Iterable[str],
+    reexports: dict[str, tuple[str, ...]],
+    outline_of: Callable[[str], FileOutline],
+    files: RepoFiles,
+    importers: Callable[[str], Iterable[str]],
+) -> set[str]:
+    """Recompute the re-exports of changed files; return the files whose links that changes.
+
+    Args:
+        paths: The files to recompute (changed or relinked).
+        reexports: Barrel -> the files it re-exports, updated in place.
+        outline_of: A file's outline (an empty one for a file gone).
+        files: The repository's file set.
+        importers: A file -> the files importing it (their ``import`` links).
+
+    Returns:
+        The files that reach a barrel whose re-exports changed: its importers, and those of
+        the barrels re-exporting it in turn.
+    """
+    changed = []
+    for path in paths:
+        new = reexports_of(path, outline_of(path), files)
+        if new != reexports.get(path, ()):
+            if new:
+                reexports[path] = new
+            else:
+                reexports.pop(path, None)
+            changed.append(path)
+    reached: set[str] = set()
+    seen = set(changed)
+    while changed:
+        barrel = changed.pop()
+        for importer in importers(barrel):
+            reached.add(importer)
+            if barrel in reexports.get(importer, ()) and importer not in seen:
+                seen.add(importer)
+                changed.append(importer)
+    return reached
+
+
+def through_reexports(imported: Iterable[str], reexports: Mapping[str, Iterable[str]]) -> set[str]:
+    """``imported`` and every file reached from them through re-exports.
+
+    Importing a barrel (``index.ts`` holding ``export * from "./schemas"``) reaches the
+    names of the files it re-exports, at any depth: they disambiguate a name as the files
+    imported directly do (:func:`reference_links`).
+    """
+    seen = set(imported)
+    pending = [path for path in seen if path in reexports]
+    while pending:
+        for target in reexports.get(pending.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                pending.append(target)
+    return seen
+
+
 def build_symbol_index(outlines: Mapping[str, FileOutline]) -> dict[str, frozenset[str]]:
     """Map every defined name (top-level and nested, not local) to the files defining it.
 
@@ -292,7 +366,8 @@ def reference_links(
         path: The referencing file.
         outline: Its outline (its ``references`` are used).
         symbol_index: Name -> defining files, from :func:`build_symbol_index`.
-        imported: The files this file imports (targets of its ``import`` links).
+        imported: The files this file imports (targets of its ``import`` links, and the
+            files those re-export: :func:`through_reexports`).
         references: The names to resolve, when not the outline's own ``references``.
         files: The repository's file set; given, the names a Python file imports from
             third-party modules (``from copy import copy``) are not resolved (see
@@ -360,11 +435,12 @@ def link_repository(outlines: Mapping[str, FileOutline], files: RepoFiles) -> li
     """
     index = build_symbol_index(outlines)
     members = {path: member_names(outline) for path, outline in outlines.items()}
+    reexports = {path: reexports_of(path, outline, files) for path, outline in outlines.items()}
     links: list[Link] = []
     for path in sorted(outlines):
         imports = resolve_imports(path, outlines[path], files)
         links += imports
-        targets = {i.target for i in imports}
+        targets = through_reexports((i.target for i in imports), reexports)
         links += reference_links(
             path,
             outlines[path],

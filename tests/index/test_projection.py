@@ -120,6 +120,7 @@ def source(rng: random.Random, path: str) -> str:
         return (
             f"import {{ {a} }} from './x{other}';\n"
             f"import {{ {b} }} from 'webkit{rng.randrange(2)}/x{rng.randrange(6)}';\n"
+            f"export * from './x{rng.randrange(6)}';\n"  # (a barrel: its importers reach it)
             f"export function {b}() {{ return {a}() + {c}() + o.{rng.choice(NAMES)}(); }}\n"
             f"export class K{other} {{ {rng.choice(NAMES)}() {{}} }}\n"
         )
@@ -287,6 +288,34 @@ def test_renaming_a_package_reresolves_the_imports_of_it(tmp_path: Path) -> None
     nodes["kit/package.json"] = node("kit/package.json", '{"name": "@acme/kit"}')
     delta = state.update({"kit/package.json": nodes["kit/package.json"]}, None)
     assert delta[XREF][out] is None  # `kit/button` names no package of the repository now
+    assert state.records == digests(oracle(nodes, None))
+
+
+def test_a_barrel_reaches_the_names_it_reexports_and_its_importers_follow_a_change(
+    tmp_path: Path,
+) -> None:
+    def node(path: str, text: str) -> dict[str, Any]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+        info = (tmp_path / path).stat()
+        entry = WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
+        return file_node(extract_file(str(tmp_path), entry), None)
+
+    nodes = {
+        "lib/a.ts": node("lib/a.ts", "export function render() {}\n"),
+        "lib/b.ts": node("lib/b.ts", "export function render() {}\n"),
+        "lib/mid.ts": node("lib/mid.ts", "export * from './a';\n"),
+        "index.ts": node("index.ts", "export * from './lib/mid';\n"),
+        "app.ts": node("app.ts", "import { setup } from './index';\nrender();\n"),
+    }
+    state = ProjectionState.build(REPO, nodes.values(), None)
+    want = oracle(nodes, None)
+    assert state.records == digests(want)
+    out = xref_key(REPO, "out:app.ts")
+    assert [r["path"] for r in want[XREF][out]["references"]] == ["lib/a.ts"]  # (through two)
+    nodes["lib/mid.ts"] = node("lib/mid.ts", "export * from './b';\n")  # app.ts unchanged
+    delta = state.update({"lib/mid.ts": nodes["lib/mid.ts"]}, None)
+    assert [r["path"] for r in delta[XREF][out]["references"]] == ["lib/b.ts"]
     assert state.records == digests(oracle(nodes, None))
 
 
