@@ -451,9 +451,8 @@ class ProjectionState:
             new = imports + refs
         self._link(path, new, affected)
 
-    def _importers(self, target: str) -> list[str]:
-        incoming = self._incoming.get(target, {})
-        return [path for path, links in incoming.items() if links[0].kind == IMPORT]
+    def _importers(self, target: str) -> list[str]:  # (a source's import links come first)
+        return [p for p, found in self._incoming.get(target, {}).items() if found[0].kind == IMPORT]
 
     def _only_member(self, path: str, name: str) -> bool:
         members = self._facts.get(path, NO_FACTS).members
