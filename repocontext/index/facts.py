@@ -198,5 +198,5 @@ def _facts_from(
         refs=tuple(sorted(map(intern, refs))),
         defs=tuple(qualified),
         members=tuple(sorted(members.difference(outside))) if dotted else (),
-        member_refs=tuple(sorted(map(intern, member_refs))) if dotted else (),
+        member_refs=tuple(map(intern, member_refs)) if dotted else (),  # (sorted already)
     )

@@ -396,7 +396,11 @@ def reference_links(
         if external:
             used = [name for name in used if name not in external]
     member_only = only_members if outline.language in MEMBER_ACCESS else None
-    members = outline.member_references if member_references is None else member_references
+    members = frozenset(  # (a set: looked up for most resolvable names)
+        (outline.member_references if member_references is None else member_references)
+        if member_only is not None
+        else ()
+    )
     for name in symbol_index.keys() & used:
         definers = symbol_index[name]
         if len(definers) > MAX_DEFINING_FILES or len(name) < 3:
