@@ -87,26 +87,28 @@ def manifest_name(path: str, text: str) -> str | None:
     """The package a manifest declares: ``package.json``'s ``name``, a ``Cargo.toml``'s crate.
 
     A crate is named as Rust code names it: ``[lib] name``, else ``[package] name`` with
-    ``-`` as ``_`` (``mini-redis`` -> ``mini_redis``). ``None`` for other files and for a
-    manifest without a name or that does not parse (a workspace's root ``Cargo.toml``).
+    ``-`` as ``_`` (``mini-redis`` -> ``mini_redis``). ``None`` for other files, for one under
+    ``node_modules/`` (an installed copy, not the repository's package), and for a manifest
+    without a string name or that does not parse (a workspace's root ``Cargo.toml``).
     """
     name = _base(path)
+    if name not in MANIFESTS or "node_modules/" in f"/{path}":
+        return None
     try:
         if name == "package.json":
-            declared = json.loads(text).get("name")
-        elif name == "Cargo.toml":
+            declared = json.loads(text.removeprefix("\ufeff")).get("name")
+        else:
             data = tomllib.loads(text)
             lib, package = data.get("lib") or {}, data.get("package") or {}
-            declared = lib.get("name") or str(package.get("name") or "").replace("-", "_")
-        else:
-            return None
-    except (ValueError, AttributeError):  # (JSON or TOML errors, a manifest not a table)
+            declared = lib.get("name") or package.get("name")
+            if isinstance(declared, str):
+                declared = declared.replace("-", "_")
+    # (JSON or TOML errors, a manifest that is not a table, one nested too deep to parse)
+    except (ValueError, AttributeError, TypeError, RecursionError):
         return None
-    return (
-        declared
-        if isinstance(declared, str) and declared.strip() == declared and declared
-        else None
-    )
+    if isinstance(declared, str) and declared and declared.strip() == declared:
+        return declared
+    return None
 
 
 def _js(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
@@ -133,7 +135,7 @@ def _js_package(ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
     parts = ref.spec.split("/")
     split = 2 if ref.spec.startswith("@") else 1
     directory = files.js_packages.get("/".join(parts[:split]))
-    if directory is None:
+    if directory is None or ".." in parts[split:]:  # (a subpath stays in its package)
         return []
     order = JS_EXTENSION_ORDER if language == "javascript" else TS_EXTENSION_ORDER
     sub = "/".join(parts[split:]) or "index"

@@ -108,11 +108,15 @@ def _rust_named(test: str, modules: Mapping[str, list[str]]) -> list[str]:
     crate = parts[: parts.index("tests")]
     src = "/".join([*crate, "src", ""])
     base = posixpath.splitext(parts[-1])[0]
+    if base in ("main", "mod"):  # a test of several files, `tests/cli/main.rs`: named `cli`
+        base = parts[-2]
     for prefix, suffix in (("test_", ""), ("", "_tests"), ("", "_test")):
         long_enough = len(base) > len(prefix) + len(suffix)
         if long_enough and base.startswith(prefix) and base.endswith(suffix):
             base = base[len(prefix) : len(base) - len(suffix)]
             break
+    if base in ("tests", "main", "lib"):  # (a crate's root is no module a test is named after)
+        return []
     found = [m for m in modules.get(base, ()) if m.startswith(src)]
     if not found:
         return []

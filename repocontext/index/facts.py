@@ -120,7 +120,7 @@ def member_names(outline: FileOutline) -> frozenset[str]:
     scopes = local_scopes(outline.language)
     for symbol, local, member in _scoped(outline.symbols, lambda s: (s.kind, s.children), scopes):
         if not local:
-            (members if member else outside).add(symbol.name)
+            (members if member or symbol.kind == "method" else outside).add(symbol.name)
     return frozenset(members - outside)
 
 
@@ -151,7 +151,8 @@ def _scoped(
     """Each symbol (a :class:`Symbol` or its wire form), depth first in source order.
 
     With it, whether it is local (inside the body of one of the ``scopes`` kinds) and
-    whether it is a member (directly inside a class, struct, interface, trait, impl or enum).
+    whether it is a member (directly inside a class, struct, interface, trait, impl or enum;
+    the callers count any ``method`` as one too: a Go method is outlined at file level).
     """
     pending = [(root, False, False) for root in reversed(list(roots))]
     while pending:
@@ -186,7 +187,7 @@ def _facts_from(
             continue
         name = intern(name)
         names.add(name)
-        (members if member else outside).add(name)
+        (members if member or kind == "method" else outside).add(name)  # (a Go method too)
         if kind != "impl":
             defines.add(name)
     kept = tuple(sorted(defines))

@@ -83,11 +83,12 @@ __all__ = [
     "record_digest",
 ]
 
-PROJECTION_FORMAT: Final = 19
+PROJECTION_FORMAT: Final = 20
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
 _FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each file's refs
+_FEW: Final = MAX_DEFINING_FILES  # (a name of more definers makes no reference link)
 
 NodeReader = Callable[[str], Mapping[str, Any] | None]
 """Reads a written file node back: path -> the node, ``None`` when there is none."""
@@ -142,8 +143,7 @@ class ProjectionState:
         self._manifests: dict[str, str | None] = {}  # package.json, Cargo.toml -> its name
         self._reexports: dict[str, tuple[str, ...]] = {}  # a barrel -> the files it re-exports
         self._name_count: Counter[str] = Counter()
-        # Files referencing each name some file defines (kept for defined names only: most
-        # referenced names are defined nowhere in the repository).
+        # Files referencing each defined name (most referenced names are defined nowhere).
         self._referrers: dict[str, set[str]] = {}
         # The defining file itself, else a sorted tuple: nearly every name has one (not sets).
         self._fq_paths: dict[str, str | tuple[str, ...]] = {}
@@ -380,8 +380,8 @@ class ProjectionState:
             affected.names.add(name)
         if old.refs != new.refs:
             affected.refs.append((path, old.refs, new.refs))
-        # a name a file defined only as a method and now also as a function, or back
-        affected.definers.update(set(old.members).symmetric_difference(new.members))
+        flipped = set(old.members).symmetric_difference(new.members)  # a method <-> a function
+        affected.definers.update(n for n in flipped if len(self._definers.get(n, ())) <= _FEW)
         fq_paths, kept = self._fq_paths, set(old.defs).intersection(new.defs)
         gone = [fq for fq in old.defs if fq not in kept]
         for fq in gone:

@@ -498,6 +498,13 @@ def test_csharp_using_of_non_test_files_never_reaches_test_files_of_the_namespac
         ("Cargo.toml", '[workspace]\nmembers = ["a"]\n', None),
         ("Cargo.toml", "[package\n", None),
         ("README.md", "name", None),
+        ("package.json", '\ufeff{"name": "bom"}', "bom"),
+        ("node_modules/react/package.json", '{"name": "react"}', None),  # an installed copy
+        ("package.json", '{"a":' * 5000, None),  # nested too deep to parse
+        ("Cargo.toml", "a = " + "[" * 5000, None),
+        ("Cargo.toml", "[package]\nname = 5\n", None),
+        ("Cargo.toml", "[package]\nname = { workspace = true }\n", None),
+        ("package.json", '{"name": ["a"]}', None),
     ],
 )
 def test_manifests_name_their_package(path, text, name) -> None:
@@ -534,6 +541,7 @@ def test_a_js_package_of_the_repository_resolves_by_its_name() -> None:
         imp("zod/v4", "js"),
         imp("@acme/ui/button", "js"),
         imp("react", "js"),  # not the repository's
+        imp("zod/../ui/lib/button", "js"),  # a subpath does not leave its package
     )
     assert resolved("packages/zod/tests/parse.test.ts", out, PACKAGES) == {
         "packages/zod/src/index.ts": "js zod (package packages/zod)",
@@ -886,12 +894,16 @@ def test_a_method_is_reached_only_by_a_file_using_its_name_as_a_member() -> None
         "requests.py": "def request(method):\n    pass\n",
         "session.py": "class Session:\n    def request(self):\n        pass\n",
         "cookies.py": "def wrap(request):\n    return request\n",
+        # a Go method (outlined at file level) is a member too
+        "server.go": "package p\n\nfunc (s *Server) Restart() {}\n",
+        "cli.go": "package p\n\nfunc run(Restart bool) { _ = Restart }\n",
         # languages whose inherited methods are called bare are not concerned
         "Base.java": "class Base { void reload() {} }\n",
         "Child.java": "class Child extends Base { void go() { reload(); } }\n",
     }
+    languages = {".java": "java", ".go": "go", ".py": "python"}
     outlines = {
-        path: parse_outline("java" if path.endswith(".java") else "python", text.encode(), path)
+        path: parse_outline(languages[path[path.rindex(".") :]], text.encode(), path)
         for path, text in sources.items()
     }
     links = link_repository(outlines, RepoFiles.build(outlines))
@@ -1009,6 +1021,11 @@ def test_rust_integration_tests_cover_the_module_they_are_named_after_in_their_c
         "a/util.rs",
         "b/util.rs",
         "tests/util.rs",  # two modules `util`, neither under src/
+        "src/cli/mod.rs",
+        "tests/cli/main.rs",  # a test of several files, named by its directory
+        "tests/cli/helpers.rs",
+        "src/main.rs",
+        "tests/main.rs",  # the crate's root is no module a test is named after
     ]
     covered = covering_tests([], files)
     found = {link.source: link.target for links in covered.values() for link in links}
@@ -1017,6 +1034,7 @@ def test_rust_integration_tests_cover_the_module_they_are_named_after_in_their_c
         "tests/client.rs": "src/clients/client.rs",
         "tests/test_buf.rs": "src/buf/mod.rs",
         "other/tests/codec_tests.rs": "other/src/codec.rs",
+        "tests/cli/main.rs": "src/cli/mod.rs",
     }
     assert covered["src/server.rs"][0].reason == "naming server.rs"
 
