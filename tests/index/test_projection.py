@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -239,11 +240,7 @@ def test_records_flushed_while_staging_end_as_one_build(tmp_path: Path) -> None:
     for path in rng.sample(candidate_paths(), 25):
         repo.write(path)
     for path in ("dup/mod.py", "dup/mod/__init__.py"):  # both define dup.mod.Shared
-        (repo.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo.root / path).write_text("class Shared:\n    pass\n")
-        info = (repo.root / path).stat()
-        entry = WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
-        repo.nodes[path] = file_node(extract_file(str(repo.root), entry), None)
+        repo.nodes[path] = written_node(repo.root, path, "class Shared:\n    pass\n")
     whole = staged(repo.nodes.values())
     with Store.open(tmp_path / "data", clock=FakeClock()) as store:
         stale = symbol_key(REPO, "gone.Name")
@@ -268,12 +265,7 @@ def test_records_flushed_while_staging_end_as_one_build(tmp_path: Path) -> None:
 
 
 def test_renaming_a_package_reresolves_the_imports_of_it(tmp_path: Path) -> None:
-    def node(path: str, text: str) -> dict[str, Any]:
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
-        info = (tmp_path / path).stat()
-        entry = WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
-        return file_node(extract_file(str(tmp_path), entry), None)
+    node = partial(written_node, tmp_path)
 
     nodes = {
         "kit/package.json": node("kit/package.json", '{"name": "kit"}'),
@@ -294,12 +286,7 @@ def test_renaming_a_package_reresolves_the_imports_of_it(tmp_path: Path) -> None
 def test_a_barrel_reaches_the_names_it_reexports_and_its_importers_follow_a_change(
     tmp_path: Path,
 ) -> None:
-    def node(path: str, text: str) -> dict[str, Any]:
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
-        info = (tmp_path / path).stat()
-        entry = WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
-        return file_node(extract_file(str(tmp_path), entry), None)
+    node = partial(written_node, tmp_path)
 
     nodes = {
         "lib/a.ts": node("lib/a.ts", "export function render() {}\n"),
@@ -317,6 +304,15 @@ def test_a_barrel_reaches_the_names_it_reexports_and_its_importers_follow_a_chan
     delta = state.update({"lib/mid.ts": nodes["lib/mid.ts"]}, None)
     assert [r["path"] for r in delta[XREF][out]["references"]] == ["lib/b.ts"]
     assert state.records == digests(oracle(nodes, None))
+
+
+def written_node(root: Path, path: str, text: str) -> dict[str, Any]:
+    """Write ``text`` at ``path`` under ``root`` and return its node, extracted for real."""
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(text)
+    info = (root / path).stat()
+    entry = WalkEntry(path, info.st_size, info.st_mtime_ns, info.st_ino, False)
+    return file_node(extract_file(str(root), entry), None)
 
 
 def staged(nodes):
