@@ -36,10 +36,10 @@ import functools
 import importlib
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal
+from typing import Final, Literal
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
@@ -145,6 +145,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
     root = tree.root_node
     definitions: dict[tuple[int, int, int], Definition] = {}
     imports: list[tuple[int, ImportRef]] = []
+    aliases: set[str] = set()  # local names an import binds (`* as util`, `numpy as np`)
     package: str | None = None
     attributed = language == "rust"  # only Rust items carry attribute siblings
     several_names = language != "cpp"
@@ -164,6 +165,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
             spec = captures.get("spec")
             refs = _IMPORTS[kind](node, spec[0] if spec else node)
             imports.extend((node.start_byte, ref) for ref in refs)
+            aliases.update(_aliases(node))
         elif role == "package" and package is None:
             package = _text(captures["package"][0])
     symbols = nest(list(definitions.values()), module_name(path))
@@ -175,7 +177,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
         imports=tuple(ref for _, ref in sorted(imports, key=lambda item: item[0])),
         package=package,
         errors=root.has_error,
-        **_references(source, language, {d.name for d in definitions.values()}),
+        **_references(source, language, {d.name for d in definitions.values()} | aliases),
     )
 
 
@@ -291,6 +293,32 @@ def _references(source: bytes, language: str, defined: set[str]) -> dict[str, tu
     references = tuple(sorted(names - defined)[:MAX_REFERENCES])
     kept = members.intersection(references) if members else ()
     return {"references": references, "member_references": tuple(sorted(kept))}
+
+
+_ALIASED: Final = frozenset({"import_specifier", "aliased_import", "use_as_clause"})
+
+
+def _aliases(node: Node) -> Iterator[str]:
+    """The local names an import statement binds under a name of its own.
+
+    ``import * as util`` (its namespace), ``import { a as b }``, Python's ``import numpy as
+    np`` and ``from x import a as b``, Rust's ``use a::b as c``: the file's own names, not
+    uses of another file's ``util`` or ``b`` (what they stand for is linked by the import).
+    """
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if current.type == "namespace_import":
+            yield from (_text(child) for child in current.named_children)
+        elif current.type in _ALIASED:
+            alias = current.child_by_field_name("alias")
+            named = current.child_by_field_name("name") or current.child_by_field_name("path")
+            written = re.split(r"[.:]", _text(named))[-1] if named is not None else None
+            # (`from .app import Flask as Flask` re-exports the name itself: a use of it)
+            if alias is not None and _text(alias) != written:
+                yield _text(alias)
+        else:
+            pending.extend(current.named_children)
 
 
 def _line_of(source: bytes, offset: int) -> str:

@@ -91,6 +91,32 @@ def test_python_references_include_used_names_but_none_the_file_defines():
     assert {"Inventory", "MAX_ITEMS", "describe", "build"}.isdisjoint(outline.references)
 
 
+@pytest.mark.parametrize(
+    ("language", "source", "kept", "bound"),
+    [
+        (
+            "python",
+            b"import numpy as np\nimport pkg.util as u\nfrom x import a as b, c\nnp.u.b(c)\n"
+            b"from .app import Flask as Flask\n",  # (the re-export idiom: a use of Flask)
+            {"numpy", "pkg", "util", "x", "a", "c", "Flask"},
+            {"np", "u", "b"},
+        ),
+        (
+            "typescript",
+            b'import * as util from "./util.js";\nimport def, { a as b, c } from "./x";\n'
+            b"util.f(b, c, def);\n",
+            {"a", "c", "def", "f"},
+            {"util", "b"},
+        ),
+        ("rust", b"use crate::a::b as c;\nfn f() { c(); }\n", {"a", "b"}, {"c"}),
+    ],
+)
+def test_names_an_import_binds_under_an_alias_are_the_files_own(language, source, kept, bound):
+    # `util` of `import * as util` is no use of another file's `util`
+    references = set(parse_outline(language, source, "m.x").references)
+    assert kept <= references and bound.isdisjoint(references)
+
+
 def test_references_are_capped():
     source = "\n".join(f"value_{index:05d} = other_{index:05d}" for index in range(3000))
     outline = parse_outline("python", source.encode(), "big.py")
