@@ -82,12 +82,9 @@ def file_facts(
         return None
     if parsed is not None:
         bare = dataclasses.replace(parsed, symbols=(), references=(), member_references=())
-        scopes = local_scopes(parsed.language)
-        walked = list(_scoped(parsed.symbols, lambda s: (s.kind, s.children), scopes))
+        walked = _walked(parsed)
         symbols = list(_childless(symbol for symbol, _, _ in walked))
-        named: Iterable[tuple[str, str, str, bool, bool]] = [
-            (s.kind, s.name, s.fq_name, local, member) for s, local, member in walked
-        ]
+        named: Iterable[tuple[str, str, str, bool, bool]] = _named(walked)
         refs: Iterable[str] = parsed.references
         member_refs: Iterable[str] = parsed.member_references
     else:
@@ -113,15 +110,16 @@ def file_facts(
 
 def member_names(outline: FileOutline) -> frozenset[str]:
     """The names ``outline`` defines only as members of a type (see :attr:`Facts.members`)."""
-    if outline.language not in MEMBER_ACCESS:
-        return frozenset()
-    members: set[str] = set()
-    outside: set[str] = set()
+    return frozenset(_facts_from(outline, _named(_walked(outline)), (), ()).members)
+
+
+def _walked(outline: FileOutline) -> list[tuple[Symbol, bool, bool]]:
     scopes = local_scopes(outline.language)
-    for symbol, local, member in _scoped(outline.symbols, lambda s: (s.kind, s.children), scopes):
-        if not local:
-            (members if member or symbol.kind == "method" else outside).add(symbol.name)
-    return frozenset(members - outside)
+    return list(_scoped(outline.symbols, lambda s: (s.kind, s.children), scopes))
+
+
+def _named(walked: list[tuple[Symbol, bool, bool]]) -> list[tuple[str, str, str, bool, bool]]:
+    return [(s.kind, s.name, s.fq_name, local, member) for s, local, member in walked]
 
 
 def definitions_of(node: Mapping[str, Any] | None) -> Definitions:

@@ -174,18 +174,19 @@ class RepoFiles:
             if name.endswith(".go") and not name.endswith("_test.go"):
                 go_packages[directory].append(path)
             by_basename[name].append(path)
+        declared = packages or {}
         java: dict[str, list[str]] = defaultdict(list)
         csharp: dict[str, list[str]] = defaultdict(list)
-        for path, package in sorted((packages or {}).items()):
+        for path, package in sorted(declared.items()):
             if package and path.endswith(".java"):
                 java[package].append(path)
             elif package and path.endswith(".cs"):
                 csharp[package].append(path)
         manifests: dict[str, dict[str, str]] = {name: {} for name in MANIFESTS}
         # (shallowest first: a package's copy in a fixture or an example does not win)
-        for path in sorted((packages or {}).keys(), key=lambda p: (p.count("/"), p)):
+        for path in sorted(declared, key=lambda p: (p.count("/"), p)):
             directory, name = posixpath.split(path)
-            package = (packages or {})[path]
+            package = declared[path]
             if package and name in manifests:
                 manifests[name].setdefault(package, directory)
         return cls(

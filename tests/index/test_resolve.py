@@ -4,6 +4,7 @@ import pytest
 
 from repocontext.index._import_rules import manifest_name
 from repocontext.index.model import FileOutline, ImportRef, Link, Symbol
+from repocontext.index.parser import parse_outline
 from repocontext.index.resolve import (
     MAX_DEFINING_FILES,
     RepoFiles,
@@ -884,8 +885,6 @@ def test_link_repository_uses_imports_to_disambiguate_references() -> None:
 
 
 def test_a_method_is_reached_only_by_a_file_using_its_name_as_a_member() -> None:
-    from repocontext.index.parser import parse_outline
-
     sources = {
         "provider.py": "class Provider:\n    def response(self):\n        pass\n",
         "views.py": "def show(client):\n    response = client.get()\n    return response\n",
