@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook, check_key, current_grant, granted
-from repocontext.errors import AuthConfigError, RepoForbiddenError
+from repocontext.errors import AuthConfigError, GrantMissingError, RepoForbiddenError
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
 from repocontext.store.keys import file_key, mem_key
@@ -78,10 +78,12 @@ def test_grants_scope_keys_by_their_repository() -> None:
     check_key("not a key", grant)  # left to the tool to report
     with pytest.raises(RepoForbiddenError):
         check_key(mem_key("b", "topic", "id"), grant)
-    assert current_grant() == FULL_ACCESS
-    with granted(grant):
-        assert current_grant() == grant
-    assert current_grant() == FULL_ACCESS
+    with granted(FULL_ACCESS):
+        with granted(grant):
+            assert current_grant() == grant
+        assert current_grant() == FULL_ACCESS
+    with pytest.raises(GrantMissingError):
+        current_grant()
 
 
 @pytest.mark.anyio
