@@ -52,9 +52,7 @@ def make_repo(root: Path) -> Path:
 def workspace(tmp_path: Path) -> Iterator[Workspace]:
     """A workspace with the git repository `proj` indexed (vendor.py excluded by a glob)."""
     repo = make_repo(tmp_path / "ws" / "proj")
-    settings = Settings(
-        data_dir=tmp_path / "data", workspace_root=tmp_path / "ws", embedder="off"
-    )
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=tmp_path / "ws", embedder="off")
     with Workspace.open(settings) as opened:
         options = WalkOptions(exclude_globs=("vendor.py",), exclude_binary=False)
         opened.bootstrap(repo, "proj", options, background=False)
