@@ -21,7 +21,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
 
     @app.command()
     def read(
-        repo_id: Annotated[str, typer.Argument(help="Repository id.")],
+        repo: Annotated[str, typer.Argument(metavar="repo_id", help="Repository id.")],
         path: Annotated[str, typer.Argument(help="File path relative to the repository root.")],
         lines: Annotated[
             str | None,
@@ -40,7 +40,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         repocontext_read result instead.
         """
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            page = workspace.page(repo_id, path, parse_lines(lines), budget_tokens=budget)
+            page = workspace.page(repo, path, parse_lines(lines), budget_tokens=budget)
             if as_json:
                 emit(page, as_json, str)
                 return
