@@ -77,10 +77,11 @@ def read_tool(workspace: Workspace) -> ToolSpec:
         `text` is the file's lines with their line endings, no header. `blobId` is the git
         blob id of the whole file (`git hash-object`): the fingerprint to check an edit
         against. `fresh` is true when the index holds that version (a changed file is
-        re-indexed first). With `budgetTokens` the page is cut at whole lines and
-        `continuation` is the `startLine` of the next page; a first line over the budget is
-        refused with the budget it needs. Ignored files, paths leading out of the repository
-        and binary or non-UTF-8 files are refused.
+        re-indexed first: the only write, to the index's own record of the file). With
+        `budgetTokens` the page is cut at whole lines and `continuation` is the `startLine`
+        of the next page; a first line over the budget is refused with the budget it needs.
+        Ignored files, paths leading out of the repository and binary or non-UTF-8 files are
+        refused.
         """
         page = workspace.page(repoId, path, (startLine, endLine), budget_tokens=budgetTokens)
         return ReadResult.of(page)

@@ -2,17 +2,20 @@
 
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from repocontext.errors import RepoContextError
 from repocontext.index.walk import WalkOptions
 from repocontext.pack.page import Page, split_lines
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL
-from repocontext.store.keys import file_key
+from repocontext.store.keys import file_key, repo_key
 from repocontext.tokens import count_tokens
 from repocontext.workspace import Workspace
 
@@ -267,3 +270,62 @@ def test_a_first_line_over_the_budget_is_refused_naming_the_budget_it_needs(work
 
 def test_a_budget_below_one_token_is_refused(workspace):
     assert refusal(workspace, "core.py", budget_tokens=0).code == "input.invalid"
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "\u00e9", " ", "\n", "\r", "\x0c", "\u2028"])))
+def test_split_lines_round_trips_and_splits_only_after_newlines(text):
+    lines = split_lines(text)
+    assert "".join(lines) == text
+    assert all(line.count("\n") == 1 and line.endswith("\n") for line in lines[:-1])
+    assert not lines or lines[-1].count("\n") == (1 if text.endswith("\n") else 0)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory) -> Iterator[Workspace]:
+    tmp = tmp_path_factory.mktemp("pages")
+    repo = make_repo(tmp / "ws" / "proj")
+    settings = Settings(data_dir=tmp / "data", workspace_root=tmp / "ws", embedder="off")
+    with Workspace.open(settings) as opened:
+        opened.bootstrap(repo, "proj", background=False)
+        yield opened
+
+
+@settings(max_examples=30, deadline=None)
+@given(budget=st.integers(12, 400), start=st.integers(1, 200))
+def test_budgeted_pages_never_exceed_the_budget_and_continue_without_gaps(shared, budget, start):
+    whole = shared.page("proj", "pkg/util.py")
+    texts, at = [], start
+    while at is not None:
+        page = shared.page("proj", "pkg/util.py", (at, None), budget_tokens=budget)
+        assert page.start_line == at
+        assert page.token_count == count_tokens(page.text) <= budget
+        texts.append(page.text)
+        at = page.continuation
+    assert "".join(texts) == "".join(split_lines(whole.text)[start - 1 :])
+
+
+def test_a_stale_file_read_during_an_index_run_is_served_at_once_and_not_fresh(workspace):
+    (root_of(workspace) / "core.py").write_text("during = 1\n")
+    holding, release = threading.Event(), threading.Event()
+
+    def index_run() -> None:
+        with workspace.index.exclusive("proj"):  # stands in for a run holding the repository
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=index_run)
+    thread.start()
+    try:
+        assert holding.wait(30)
+        record = workspace.store.get(STRUCTURAL, repo_key("proj"))
+        assert record is not None and isinstance(record.value, dict)
+        run = {"status": "running", "pid": os.getpid(), "phase": "parsing"}
+        workspace.store.put(STRUCTURAL, repo_key("proj"), {**record.value, "index": run})
+        page = workspace.page("proj", "core.py")
+        assert not release.is_set()  # (answered while the run still held the repository)
+    finally:
+        release.set()
+        thread.join(30)
+    assert page.text == "during = 1\n"
+    assert not page.fresh
+    assert stored_blob(workspace, "core.py") != page.blob_id
