@@ -120,7 +120,7 @@ def read_page(
     """
     if budget_tokens is not None and budget_tokens < 1:
         raise InvalidInputError(
-            f"budget of {budget_tokens} tokens", hint="Pass a budget of at least 1 token."
+            f"a budget of {budget_tokens} tokens holds no line", hint="Pass a budget of 1 or more."
         )
     repo = repo_record(store, repo_id)
     if repo is None:
