@@ -42,6 +42,7 @@ from repocontext.index.service import IndexService, IndexStatus
 from repocontext.index.walk import WalkOptions, check_root, resolve_path
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
+from repocontext.pack.page import LineRange, Page, read_page
 from repocontext.pack.stats import StatsWindow
 from repocontext.search.semantic import SemanticService
 from repocontext.search.service import SearchService
@@ -390,6 +391,22 @@ class Workspace:
         bundle = build_bundle(self._store, self.search, self._clock, request)
         self.call_stats.record(int(bundle.wire["responseTokens"]), bundle.reads_replaced)
         return bundle
+
+    def page(
+        self,
+        repo_id: str,
+        path: str,
+        lines: LineRange | None = None,
+        *,
+        budget_tokens: int | None = None,
+    ) -> Page:
+        """Read a file, or lines ``(start, end)`` of it, from disk (see :mod:`.pack.page`).
+
+        Raises:
+            RepoContextError: As :func:`~repocontext.pack.page.read_page`: ``repo.not_found``,
+                ``path.outside_workspace``, ``path.not_found``, ``input.invalid``.
+        """
+        return read_page(self._store, self.index, repo_id, path, lines, budget_tokens=budget_tokens)
 
     def get_repo(self, repo_id: str) -> RepoInfo | None:
         """Return the registered repository ``repo_id``, or ``None``.
