@@ -13,6 +13,7 @@ from repocontext.mcp.entries import entry_tools
 from repocontext.mcp.grants import GrantedServer
 from repocontext.mcp.health import health_tool
 from repocontext.mcp.index import index_tools
+from repocontext.mcp.mapping import map_tool
 from repocontext.mcp.memory import memory_tools
 from repocontext.mcp.repos import list_repos_tool
 from repocontext.mcp.retrieval import retrieval_tools
@@ -31,6 +32,7 @@ TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     workspace_tools,
     index_tools,
     retrieval_tools,
+    map_tool,
     entry_tools,
     memory_tools,
     claim_tools,
