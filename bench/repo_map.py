@@ -49,6 +49,8 @@ SECTION = "## Repository map (`bench/repo_map.py`)"
 BUDGETS = (1024, 2048, 4096)
 METHODS = ("pagerank", "pagerank+query", "path order")
 RESAMPLES = 2000
+TOP = 10
+"""Also reported: the share of gold files among the first ``TOP`` files of each order."""
 
 
 def listed_share(
@@ -96,6 +98,7 @@ def evaluate(mirror: Path, limit: int, work: Path) -> dict[str, object]:
                     share, count = listed_share(graph, order, query, gold, budget)
                     shares[method, budget].append(share)
                     listed[method, budget].append(count)
+                shares[method, TOP].append(len(set(order[:TOP]) & set(gold)) / len(gold))
             print(f"{name}: task {number}/{len(tasks)}", flush=True)
     return {
         "repo": name,
@@ -106,6 +109,16 @@ def evaluate(mirror: Path, limit: int, work: Path) -> dict[str, object]:
         "rank_ms": 1000 * float(np.median(map_seconds)) if map_seconds else 0.0,
         "seconds": time.perf_counter() - started,
     }
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def paired_interval(
@@ -127,7 +140,7 @@ def render(results: list[dict[str, object]], limit: int, command: str) -> str:
         SECTION,
         "",
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} cores (shared), Python {platform.python_version()}. "
+        f"{os.cpu_count()} cores (shared), {cpu_model()}, Python {platform.python_version()}. "
         f"Up to {limit} most recent qualifying commits per repository, built as in "
         "`bench/retrieval.py` (query: the commit message; gold: the non-test Python source "
         "files the commit modified or deleted); the parent tree indexed, no embedder. "
@@ -135,22 +148,20 @@ def render(results: list[dict[str, object]], limit: int, command: str) -> str:
         "",
         "Mean share of gold files the map lists, by budget (tokens of the rendered map):",
         "",
-        "| repo | tasks | files | method | 1k | 2k | 4k | files listed at 1k / 2k / 4k |",
-        "|---|---:|---:|---|---:|---:|---:|---|",
+        f"| repo | tasks | files | method | 1k | 2k | 4k | first {TOP} files | files listed at 1k / 2k / 4k |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---|",
     ]
     pooled: dict[tuple[str, int], list[float]] = defaultdict(list)
     for result in results:
         shares = result["shares"]
         for method in METHODS:
             cells = []
-            for budget in BUDGETS:
+            for budget in (*BUDGETS, TOP):
                 values = shares.get((method, budget), [])  # type: ignore[attr-defined]
                 pooled[method, budget] += values
                 cells.append(f"{np.mean(values):.3f}" if values else "-")
-            counts = " / ".join(
-                f"{result['listed'].get((method, b), 0):.0f}"
-                for b in BUDGETS  # type: ignore[attr-defined]
-            )
+            listed: dict[tuple[str, int], float] = result["listed"]  # type: ignore[assignment]
+            counts = " / ".join(f"{listed.get((method, b), 0):.0f}" for b in BUDGETS)
             lines.append(
                 f"| {result['repo']} | {result['tasks']} | {result['files']} | {method} | "
                 + " | ".join(cells)
@@ -159,22 +170,29 @@ def render(results: list[dict[str, object]], limit: int, command: str) -> str:
     lines += [
         "",
         "Paired difference against path order (mean share, 95 % bootstrap interval over tasks; "
-        "an interval above 0 means the ranked map lists gold files more often):",
+        "an interval above 0 means the ranked map lists gold files more often), and of the "
+        "personalised map against the plain one:",
         "",
-        "| repo | method | 1k | 2k | 4k |",
-        "|---|---|---|---|---|",
+        f"| repo | method | 1k | 2k | 4k | first {TOP} files |",
+        "|---|---|---|---|---|---|",
     ]
     groups = [(str(r["repo"]), r["shares"]) for r in results] + [("all", pooled)]
+    pairs = [
+        ("pagerank", "path order"),
+        ("pagerank+query", "path order"),
+        ("pagerank+query", "pagerank"),
+    ]
     for repo, shares in groups:
-        for method in METHODS[:2]:
+        for method, base in pairs:
             cells = []
-            for budget in BUDGETS:
+            for budget in (*BUDGETS, TOP):
                 mean, low, high = paired_interval(
                     shares.get((method, budget), []),  # type: ignore[attr-defined]
-                    shares.get(("path order", budget), []),  # type: ignore[attr-defined]
+                    shares.get((base, budget), []),  # type: ignore[attr-defined]
                 )
                 cells.append(f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]")
-            lines.append(f"| {repo} | {method} | " + " | ".join(cells) + " |")
+            label = method if base == "path order" else f"{method} vs {base}"
+            lines.append(f"| {repo} | {label} | " + " | ".join(cells) + " |")
     timing = ", ".join(f"{r['repo']} {r['rank_ms']:.0f} ms" for r in results)
     lines += [
         "",
