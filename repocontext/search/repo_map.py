@@ -170,31 +170,10 @@ class RefGraph:
         """
         if repo_record(store, repo_id) is None:
             raise NotFoundError(f"no repository {repo_id[:200]!r} is registered")
-        symbols: dict[str, _FileSymbols] = {}
-        for _, node in store.iter_fields(
-            STRUCTURAL, family_prefix(repo_id, "file"), frozenset({"path", "symbols", "binary"})
-        ):
-            path = node.get("path")
-            if isinstance(path, str) and not node.get("binary"):
-                wires = node.get("symbols")
-                listed = _listable(wires) if isinstance(wires, list) else ()
-                symbols[path] = _FileSymbols(tuple(listed))
-        edges: dict[tuple[str, str], float] = {}
-        prefix = family_prefix(repo_id, "xref", "out:")
-        for key, record in store.iter_fields(XREF, prefix, frozenset({"imports", "references"})):
-            source = decode_component(key[len(prefix) :])
-            for link in links_of_out_record(source, record):
-                if link.target != source:
-                    edges[source, link.target] = edges.get(
-                        (source, link.target), 0.0
-                    ) + _link_weight(link.kind, link.names)
-        users: dict[str, int] = {}
-        prefix = family_prefix(repo_id, "xref", "name:")
-        for key, record in store.iter_fields(XREF, prefix, frozenset({"count"})):
-            count = record.get("count")
-            if isinstance(count, int):
-                users[decode_component(key[len(prefix) :])] = count
-        return cls(sorted(symbols), symbols, edges, users)
+        symbols = _read_symbols(store, repo_id)
+        return cls(
+            sorted(symbols), symbols, _read_edges(store, repo_id), _read_users(store, repo_id)
+        )
 
     def ranking(
         self, query: str | None = None, focus: Collection[str] = (), *, damping: float = DAMPING
@@ -340,6 +319,41 @@ def fit_entries(
 def render_entries(entries: Iterable[RepoMapEntry]) -> str:
     """The text of a map: one :attr:`RepoMapEntry.line` per entry, newline-separated."""
     return "\n".join(entry.line for entry in entries)
+
+
+def _read_symbols(store: Store, repo_id: str) -> dict[str, _FileSymbols]:
+    """The listable symbols of every text file (one pass over the file nodes)."""
+    symbols: dict[str, _FileSymbols] = {}
+    wanted = frozenset({"path", "symbols", "binary"})
+    for _, node in store.iter_fields(STRUCTURAL, family_prefix(repo_id, "file"), wanted):
+        path, wires = node.get("path"), node.get("symbols")
+        if isinstance(path, str) and not node.get("binary"):
+            symbols[path] = _FileSymbols(tuple(_listable(wires) if isinstance(wires, list) else ()))
+    return symbols
+
+
+def _read_edges(store: Store, repo_id: str) -> dict[tuple[str, str], float]:
+    """(source, target) -> link weight, from every ``out:`` record (one pass)."""
+    edges: dict[tuple[str, str], float] = {}
+    prefix = family_prefix(repo_id, "xref", "out:")
+    for key, record in store.iter_fields(XREF, prefix, frozenset({"imports", "references"})):
+        source = decode_component(key[len(prefix) :])
+        for link in links_of_out_record(source, record):
+            if link.target != source:
+                pair = (source, link.target)
+                edges[pair] = edges.get(pair, 0.0) + _link_weight(link.kind, link.names)
+    return edges
+
+
+def _read_users(store: Store, repo_id: str) -> dict[str, int]:
+    """Bare name -> how many files use it, from every ``name:`` record (one pass)."""
+    users: dict[str, int] = {}
+    prefix = family_prefix(repo_id, "xref", "name:")
+    for key, record in store.iter_fields(XREF, prefix, frozenset({"count"})):
+        count = record.get("count")
+        if isinstance(count, int):
+            users[decode_component(key[len(prefix) :])] = count
+    return users
 
 
 def _listable(wires: Iterable[Any]) -> Iterator[tuple[str, str, str, int, int]]:
