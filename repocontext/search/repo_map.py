@@ -178,19 +178,21 @@ class RefGraph:
     def ranking(
         self, query: str | None = None, focus: Collection[str] = (), *, damping: float = DAMPING
     ) -> list[str]:
-        """Every file, most important first (PageRank; see the module docstring)."""
+        """Every file, most important first (by :meth:`scores`; ties in path order)."""
+        scores = self.scores(query, focus, damping=damping)
+        return sorted(self.paths, key=lambda p: (-round(scores[p], 12), p))
+
+    def scores(
+        self, query: str | None = None, focus: Collection[str] = (), *, damping: float = DAMPING
+    ) -> dict[str, float]:
+        """Each file's PageRank (they sum to 1; see the module docstring for the walk)."""
         count = len(self.paths)
         if not count:
-            return []
+            return {}
         restart = self._restart(query, focus)
         out_weight = np.bincount(self._src, weights=self._weight, minlength=count)
         dangling = out_weight == 0
-        share = np.divide(
-            self._weight,
-            out_weight[self._src],
-            out=np.zeros_like(self._weight),
-            where=out_weight[self._src] > 0,
-        )
+        share = self._weight / out_weight[self._src]  # every source has out_weight > 0
         rank = restart.copy()
         for _ in range(_MAX_ITERATIONS):
             flow = np.bincount(self._dst, weights=rank[self._src] * share, minlength=count)
@@ -201,8 +203,7 @@ class RefGraph:
             rank = updated
             if done:
                 break
-        scores = np.round(rank, 12)
-        return sorted(self.paths, key=lambda p: (-scores[self._index[p]], p))
+        return dict(zip(self.paths, rank.tolist(), strict=True))
 
     def entry(self, path: str, query: str | None = None) -> RepoMapEntry:
         """The map entry of ``path``: its best :data:`MAX_SYMBOLS` symbols."""

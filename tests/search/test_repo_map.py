@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repocontext.errors import InvalidInputError, NotFoundError
-from repocontext.search.repo_map import RepoMapEntry, render_entries
+from repocontext.search.repo_map import RefGraph, RepoMapEntry, render_entries
 from repocontext.settings import Settings
 from repocontext.tokens import count_tokens
 from repocontext.workspace import Workspace
@@ -214,3 +214,17 @@ def test_an_entry_without_symbols_renders_as_its_path():
     assert render_entries([RepoMapEntry("a.py", ("x", "y")), RepoMapEntry("b.md")]) == (
         "a.py: x, y\nb.md"
     )
+
+
+def test_a_file_without_links_hands_its_rank_on_along_the_restart_vector(tmp_path):
+    repo = tmp_path / "ws" / "pair"
+    repo.mkdir(parents=True)
+    (repo / "a.py").write_text("from b import target\n\n\ndef caller():\n    return target()\n")
+    (repo / "b.py").write_text("def target():\n    return 1\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with open_workspace(tmp_path) as workspace:
+        workspace.bootstrap(repo, "pair", background=False)
+        scores = RefGraph.load(workspace.store, "pair").scores()
+    # a -> b, b dangling, damping 0.85, uniform restart: r_a = 0.075 + 0.425 r_b, r_a + r_b = 1
+    assert scores["a.py"] == pytest.approx(0.5 / 1.425, abs=1e-9)
+    assert scores["b.py"] == pytest.approx(1 - 0.5 / 1.425, abs=1e-9)
