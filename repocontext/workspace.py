@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -44,6 +44,7 @@ from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.page import LineRange, Page, read_page
 from repocontext.pack.stats import StatsWindow
+from repocontext.search.repo_map import RepoMap, build_repo_map
 from repocontext.search.semantic import SemanticService
 from repocontext.search.service import SearchService
 from repocontext.settings import Settings
@@ -407,6 +408,26 @@ class Workspace:
                 ``path.outside_workspace``, ``path.not_found``, ``input.invalid``.
         """
         return read_page(self._store, self.index, repo_id, path, lines, budget_tokens=budget_tokens)
+
+    def repo_map(
+        self,
+        repo_id: str,
+        budget_tokens: int,
+        exclude: Collection[str] = (),
+        query: str | None = None,
+    ) -> RepoMap:
+        """Rank the repository's files by references (PageRank) and list them within a budget.
+
+        See :mod:`repocontext.search.repo_map`; ``exclude`` paths are left out of the map.
+
+        Raises:
+            NotFoundError: The repository is not registered.
+            InvalidInputError: ``budget_tokens`` is below 1.
+        """
+        encoding = self.settings.token_encoding
+        return build_repo_map(
+            self._store, repo_id, budget_tokens, exclude=exclude, query=query, encoding=encoding
+        )
 
     def get_repo(self, repo_id: str) -> RepoInfo | None:
         """Return the registered repository ``repo_id``, or ``None``.

@@ -16,6 +16,7 @@ from repocontext.cli._archive import register as register_archive_commands
 from repocontext.cli._claims import register as register_claim_commands
 from repocontext.cli._doctor import doctor_report, render_text
 from repocontext.cli._index import register as register_index_commands
+from repocontext.cli._map import register as register_map_command
 from repocontext.cli._memory import register as register_memory_commands
 from repocontext.cli._reading import register as register_read_command
 from repocontext.cli._repos import register as register_repo_commands
@@ -308,6 +309,7 @@ def doctor(
 register_index_commands(app, build_settings, _fail_cleanly)
 register_retrieval_commands(app, build_settings, _fail_cleanly)
 register_read_command(app, build_settings, _fail_cleanly)
+register_map_command(app, build_settings, _fail_cleanly)
 register_memory_commands(app, build_settings, _fail_cleanly)
 register_claim_commands(app, build_settings, _fail_cleanly)
 register_repo_commands(app, build_settings, _fail_cleanly)

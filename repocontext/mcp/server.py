@@ -13,6 +13,7 @@ from repocontext.mcp.entries import entry_tools
 from repocontext.mcp.grants import GrantedServer
 from repocontext.mcp.health import health_tool
 from repocontext.mcp.index import index_tools
+from repocontext.mcp.mapping import map_tool
 from repocontext.mcp.memory import memory_tools
 from repocontext.mcp.reading import read_tool
 from repocontext.mcp.repos import list_repos_tool
@@ -33,6 +34,7 @@ TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     index_tools,
     retrieval_tools,
     read_tool,
+    map_tool,
     entry_tools,
     memory_tools,
     claim_tools,

@@ -114,6 +114,7 @@ async def test_read_tools_are_listed_read_only_with_an_output_schema(
         "repocontext_context",
         "repocontext_stats",
         "repocontext_read",
+        "repocontext_map",
         "repocontext_recall",
         "repocontext_scan",
         "repocontext_list_topics",
