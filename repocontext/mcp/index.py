@@ -31,7 +31,6 @@ INDEX_WRITE: Final = ToolAnnotations(
 they only add and refresh derived records, never drop anything a caller wrote."""
 
 MAX_GLOBS: Final = 1000
-MAX_OFFSET: Final = 1_000_000
 Globs = Annotated[
     list[Text] | None,
     Field(max_length=MAX_GLOBS, description="gitignore-style; kept for later runs."),
@@ -227,9 +226,7 @@ def _related(workspace: Workspace) -> ToolSpec:
     def repocontext_related(
         repoId: RepoId,
         path: RelPath,
-        offset: Annotated[
-            int, Field(ge=0, le=MAX_OFFSET, description="Skip this many items of each list.")
-        ] = 0,
+        offset: Annotated[int, Field(ge=0, description="Skip this many items of each list.")] = 0,
         limit: Annotated[
             int, Field(ge=1, le=MAX_RELATED_PAGE, description="Items per list.")
         ] = RELATED_PAGE,
