@@ -101,7 +101,7 @@ def compact(result: R) -> R | CallToolResult:
     size); here the text is the structured content itself, compact, as ``context`` sends it.
     Anything else (an already built result) passes through.
     """
-    if not isinstance(result, BaseModel):
+    if not isinstance(result, BaseModel) or isinstance(result, CallToolResult):
         return result
     structured = result.model_dump(mode="json", by_alias=True)
     text = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
