@@ -6,14 +6,19 @@ on every ``tools/call``:
 
 1. a catalogue tool this grant was not given (a guessed name) -> ``auth.tool_forbidden``; a
    name that is no tool at all -> ``input.invalid`` (the SDK answers it in prose);
-2. a ``repoId`` or ``key`` argument (or, for ``add_repo`` / ``bootstrap``, the id the path
-   would register under) outside the grant's repositories -> ``auth.repo_forbidden``; a grant
+2. a malformed ``repoId``, ``key`` or registration path -> the code of its argument kind
+   (:mod:`repocontext.arguments`: ``input.invalid``, ``store.invalid_key``), whatever the
+   grant; then a ``repoId`` or ``key`` argument (or, for ``add_repo`` / ``bootstrap``, the id
+   the path would register under) outside the grant's repositories ->
+   ``auth.repo_forbidden``; a grant
    scoped to some repositories registers a directory only under that directory's own name,
    so it cannot point a granted id at another repository;
 3. otherwise the tool runs with the grant as :func:`repocontext.auth.current_grant`, so tools
    that list across repositories filter by it. Arguments that do not fit the tool's input
-   schema (a missing ``path``, a number for a string) are refused with ``input.invalid``
-   naming each field, like every other tool error (the SDK's own text is a pydantic dump).
+   schema (a missing ``path``, a number for a string, a number out of its range, a string
+   over its ``maxLength``) are refused with ``input.invalid`` naming each field and its
+   bounds, like every other tool error (the SDK's own text is a pydantic dump); a parameter
+   kind's validator (:mod:`repocontext.mcp._params`) keeps its own code.
 
 Every call is observed in :class:`repocontext.telemetry.Telemetry` (tool, outcome, latency).
 """
@@ -31,7 +36,7 @@ from mcp.types import CallToolResult, InputRequiredResult
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
-from repocontext.arguments import quoted, record_key
+from repocontext.arguments import quoted, record_key, repo_path
 from repocontext.arguments import repo_id as checked_repo_id
 from repocontext.auth import Grant, check_key, check_repo, granted
 from repocontext.errors import (
@@ -159,7 +164,7 @@ class GrantedServer(MCPServer):
                 # A grant scoped to some repositories registers a directory only under its
                 # own name (the default id), and only a granted one: an explicit id must not
                 # point a granted name at another repository (or the whole workspace).
-                given = Path(path).expanduser()
+                given = Path(repo_path(path)).expanduser()
                 if self.workspace_root is not None and not given.is_absolute():
                     given = self.workspace_root / given
                 own = resolve_path(given).name

@@ -107,12 +107,10 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
     ) -> EntryResult:
         """Store a memory entry under `repo/{repoId}/mem/{topic}/{id}`; returns its view.
 
-        Without `id` a new entry is made (ids sort by creation). With the id of an existing
-        entry, the given fields, tags and links are merged into it; the id of an entry that
-        expired or was forgotten gets a new entry with only what this call sends. Links to
-        files or symbols remember the target's current version, so recall can tell when it
-        drifted. A new entry without `ttlSeconds` gets the repository's default TTL, if set.
-        Errors: `repo.not_found`, `input.invalid` (topic, kind, sizes, links, TTL).
+        Without `id` a new entry is made (ids sort by creation); an existing id merges the
+        given fields, tags and links. Links to files or symbols remember the target's
+        version, so recall can tell when it drifted. Errors: `repo.not_found`,
+        `input.invalid`.
         """
         return EntryResult.model_validate(
             memory.remember(
@@ -149,11 +147,9 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
     ) -> EntryResult:
         """Merge changes into an existing entry; returns its view.
 
-        Concurrent updates merge: no field, tag or link is lost; `null` clears a field (not
-        `kind`). The remaining TTL is kept unless `ttlSeconds` ends later. A claimed entry
-        needs the holder's `fencingToken`. Errors: `memory.not_found`, `memory.wrong_family`,
-        `input.invalid`, `claim.required`, `claim.stale_token`, `claim.unissued_token`,
-        `claim.released`.
+        Concurrent updates merge (nothing is lost); `null` clears a field (not `kind`). A
+        claimed entry needs the holder's `fencingToken` (`claim.*` errors). Errors:
+        `memory.not_found`, `memory.wrong_family`, `input.invalid`.
         """
         return EntryResult.model_validate(
             memory.update(

@@ -16,6 +16,7 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent
 
+from repocontext.auth import Grant
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
 from repocontext.testing import tool_error, tool_ok
@@ -293,3 +294,40 @@ def test_related_lists_are_cut_at_the_limit_and_page_with_the_next_offset(served
         assert pages[-1]["truncated"] is (offset is not None)
     assert len(pages) == -(-len(whole["dependents"]) // 4)
     assert [d for page in pages for d in page["dependents"]] == whole["dependents"]
+
+
+def test_a_single_repository_server_refuses_the_served_root_under_a_second_id(tmp_path):
+    repo = make_repo(tmp_path / "proj")
+    settings = Settings(data_dir=tmp_path / "data", repo=repo, enable_writes=True, embedder="off")
+    scoped = Grant.of("scoped", "curator", ["proj"])
+
+    async def run() -> list[CallToolResult]:
+        async with (
+            Client(build_server(workspace, settings)) as client,
+            Client(build_server(workspace, settings, grant=scoped)) as limited,
+        ):
+            return [
+                await client.call_tool(
+                    "repocontext_bootstrap", {"repoRoot": str(repo), "repoId": "other"}
+                ),
+                await client.call_tool(
+                    "repocontext_bootstrap", {"repoRoot": str(repo), "repoId": "../evil"}
+                ),
+                await client.call_tool("repocontext_bootstrap", {"repoRoot": HUGE}),
+                await limited.call_tool("repocontext_bootstrap", {"repoRoot": HUGE}),
+                await client.call_tool(
+                    "repocontext_bootstrap", {"repoRoot": str(repo), "repoId": "proj"}
+                ),
+            ]
+
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        other, evil, huge, huge_scoped, again = anyio.run(run)
+        conflict = tool_error(other)
+        assert conflict["code"] == "repo.conflict" and "'proj'" in conflict["hint"]
+        assert tool_error(evil)["code"] == "input.invalid"
+        for result in (huge, huge_scoped):
+            assert tool_error(result)["code"] == "input.invalid"
+            assert len(result.content[0].text) < 2000
+        assert tool_ok(again)["repoId"] == "proj"
+        assert [info.repo_id for info in workspace.list_repos()] == ["proj"]
