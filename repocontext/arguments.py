@@ -15,6 +15,7 @@ from typing import Final
 
 from repocontext.errors import InvalidInputError, InvalidKeyError
 from repocontext.memory import WrongFamilyError
+from repocontext.memory.service import check_topic
 from repocontext.store.keys import MAX_KEY_BYTES, ParsedKey, encode_component, parse_key
 
 __all__ = [
@@ -26,12 +27,14 @@ __all__ = [
     "MAX_PATH_CHARS",
     "MAX_TEXT_CHARS",
     "checked_range",
+    "key_text",
     "memory_key",
     "new_repo_id",
     "quoted",
     "record_key",
     "repo_id",
     "repo_path",
+    "topic",
 ]
 
 ECHO_CHARS: Final = 80
@@ -74,11 +77,18 @@ def checked_range(field: str, value: float, low: float, high: float) -> float:
         InvalidInputError: The value is out of range (the message names the field and range).
     """
     if not low <= value <= high:
+        low_, high_, value_ = _number(low), _number(high), _number(value)
         raise InvalidInputError(
-            f"{field} must be in {low}..{high}, got {value}",
-            hint=f"Pass a {field} from {low} to {high}, or omit it for the default.",
+            f"{field} must be in {low_}..{high_}, got {value_}",
+            hint=f"Pass a {field} from {low_} to {high_}, or omit it for the default.",
         )
     return value
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def repo_id(value: str) -> str:
@@ -144,6 +154,26 @@ def memory_key(value: str) -> str:
     family = record_key(value).family
     if family != "mem":
         raise WrongFamilyError(f"{quoted(value)} is a {family} key, not a memory key")
+    return value
+
+
+def topic(value: str) -> str:
+    """Return a memory topic (1-64 letters, digits, ``_``, ``.`` or ``-``).
+
+    Raises:
+        InvalidInputError: No memory entry can have this topic.
+    """
+    check_topic(value)
+    return value
+
+
+def key_text(value: str) -> str:
+    """Return ``value`` when it is a record key (:func:`record_key`, for a text argument).
+
+    Raises:
+        InvalidKeyError: The key does not follow the key grammar.
+    """
+    record_key(value)
     return value
 
 

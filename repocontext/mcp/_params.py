@@ -10,7 +10,8 @@ naming the field and its range, and a validator's refusal into its own code.
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Final
 
 from pydantic import AfterValidator, Field
 
@@ -30,12 +31,22 @@ __all__ = [
     "NewRepoId",
     "OptionalRelPath",
     "OptionalRepoId",
+    "OptionalTopic",
     "RecordKey",
     "RelPath",
     "RepoId",
     "Text",
+    "Topic",
     "WorkspacePath",
 ]
+
+MAX_TOPIC_CHARS: Final = 64
+
+
+def _optional(check: Callable[[str], str]) -> Callable[[str | None], str | None]:
+    """``check`` for an optional argument (``None`` passes)."""
+    return lambda value: None if value is None else check(value)
+
 
 RepoId = Annotated[
     str,
@@ -45,17 +56,27 @@ RepoId = Annotated[
 OptionalRepoId = Annotated[
     str | None,
     Field(max_length=MAX_ID_CHARS, description="Repository id."),
-    AfterValidator(lambda v: None if v is None else arguments.repo_id(v)),
+    AfterValidator(_optional(arguments.repo_id)),
 ]
 NewRepoId = Annotated[
     str | None,
     Field(max_length=MAX_ID_CHARS, description="Id (plain name); default: the directory name."),
-    AfterValidator(lambda v: None if v is None else arguments.new_repo_id(v)),
+    AfterValidator(_optional(arguments.new_repo_id)),
 ]
 RecordKey = Annotated[
     str,
     Field(min_length=1, max_length=MAX_KEY_CHARS, description="A key, e.g. repo/r/file/a.py."),
-    AfterValidator(lambda v: arguments.record_key(v) and v),
+    AfterValidator(arguments.key_text),
+]
+Topic = Annotated[
+    str,
+    Field(max_length=MAX_TOPIC_CHARS, description="A memory topic: todo, decisions..."),
+    AfterValidator(arguments.topic),
+]
+OptionalTopic = Annotated[
+    str | None,
+    Field(max_length=MAX_TOPIC_CHARS, description="A memory topic."),
+    AfterValidator(_optional(arguments.topic)),
 ]
 MemoryKey = Annotated[
     str,
@@ -70,7 +91,7 @@ RelPath = Annotated[
 OptionalRelPath = Annotated[
     str | None,
     Field(max_length=MAX_PATH_CHARS, description="Path relative to the repository root."),
-    AfterValidator(lambda v: None if v is None else arguments.repo_path(v)),
+    AfterValidator(_optional(arguments.repo_path)),
 ]
 WorkspacePath = Annotated[
     str,

@@ -10,7 +10,7 @@ from pydantic import Field
 from repocontext.arguments import MAX_FENCING_TOKEN
 from repocontext.claims.service import MAX_OWNER_CHARS, MAX_WAIT_SECONDS
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors, map_errors_async
-from repocontext.mcp._params import Id, MemoryKey, RepoId
+from repocontext.mcp._params import MemoryKey, RepoId, Topic
 from repocontext.workspace import Workspace
 
 __all__ = ["claim_tools"]
@@ -105,7 +105,7 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
     @map_errors
     def repocontext_claim_next(
         repoId: RepoId,
-        topic: Annotated[Id, Field(description="The backlog topic.")],
+        topic: Annotated[Topic, Field(description="The backlog topic.")],
         owner: Owner,
         leaseSeconds: Lease = None,
     ) -> ClaimResult:

@@ -10,7 +10,7 @@ from repocontext.arguments import MAX_PATH_CHARS, quoted
 from repocontext.entries import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SCOPES, recall, scan
 from repocontext.errors import InvalidInputError
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.mcp._params import Id, RecordKey, RepoId, Text
+from repocontext.mcp._params import Id, OptionalTopic, RecordKey, RepoId, Text
 from repocontext.workspace import Workspace
 
 __all__ = ["entry_tools"]
@@ -67,7 +67,7 @@ def entry_tools(workspace: Workspace) -> list[ToolSpec]:
     def repocontext_scan(
         repoId: RepoId,
         scope: Annotated[Id, Field(description="files, packages, symbols, memory, memoryTopic")],
-        topic: Id | None = None,
+        topic: OptionalTopic = None,
         pathPrefix: Annotated[
             str | None,
             Field(

@@ -10,7 +10,7 @@ from pydantic import Field, JsonValue
 from repocontext.arguments import MAX_FENCING_TOKEN, MAX_KEY_CHARS
 from repocontext.auth import visible
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.mcp._params import Id, MemoryKey, RepoId
+from repocontext.mcp._params import Id, MemoryKey, RepoId, Topic
 from repocontext.mcp.entries import EntryResult
 from repocontext.memory.service import (
     MAX_CHARS,
@@ -91,7 +91,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
     @map_errors
     def repocontext_remember(
         repoId: RepoId,
-        topic: Annotated[Id, Field(description="decisions, gotchas, conventions, todo, ...")],
+        topic: Annotated[Topic, Field(description="decisions, gotchas, conventions, todo, ...")],
         id: Annotated[Id | None, Field(description="Entry id; omit for a new one.")] = None,
         kind: Annotated[Id | None, Field(description="note (default), decision, memory")] = None,
         title: Annotated[str | None, Field(max_length=MAX_CHARS["title"])] = None,

@@ -180,6 +180,21 @@ def test_a_bad_path_gets_one_code_from_every_tool_that_takes_a_path(served, bad,
         assert len(result.content[0].text) < 2000, name
 
 
+TOPIC_CALLS = [
+    ("repocontext_remember", {"repoId": "proj"}),
+    ("repocontext_claim_next", {"repoId": "proj", "owner": "w"}),
+    ("repocontext_scan", {"repoId": "proj", "scope": "memoryTopic"}),
+]
+
+
+@pytest.mark.parametrize("bad", ["", "a/b", "../x", "t\x00", HUGE])
+def test_a_bad_topic_gets_one_code_from_every_tool_that_takes_a_topic(served, bad):
+    calls = [(name, {**arguments, "topic": bad}) for name, arguments in TOPIC_CALLS]
+    for (name, _), result in zip(calls, call_all(served, calls), strict=True):
+        assert tool_error(result)["code"] == "input.invalid", name
+        assert len(result.content[0].text) < 2000, name
+
+
 OUT_OF_RANGE = [
     ("repocontext_search", {"repoId": "proj", "query": "q"}, "k", [0, -1, 101, 10**12]),
     ("repocontext_context", {"repoId": "proj", "task": "t"}, "top", [0, -1, 51]),
