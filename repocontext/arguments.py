@@ -26,6 +26,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_PATH_CHARS",
     "MAX_TEXT_CHARS",
+    "MAX_TOPIC_CHARS",
     "checked_range",
     "key_text",
     "memory_key",
@@ -40,7 +41,9 @@ __all__ = [
 ECHO_CHARS: Final = 80
 """At most this many characters of a caller's value are quoted back in an error."""
 MAX_ID_CHARS: Final = 128
-"""Repository ids (and memory entry ids, topics, relations, owners' ids...)."""
+"""Repository ids, memory entry ids, relations and enum-like words (scope, detail, kind)."""
+MAX_TOPIC_CHARS: Final = 64
+"""Memory topics (the memory service's topic rule)."""
 MAX_KEY_CHARS: Final = MAX_KEY_BYTES
 """Record keys: a key never holds more characters than its bytes."""
 MAX_PATH_CHARS: Final = 4096

@@ -11,7 +11,7 @@ naming the field and its range, and a validator's refusal into its own code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Final
+from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
@@ -22,6 +22,7 @@ from repocontext.arguments import (
     MAX_NAME_CHARS,
     MAX_PATH_CHARS,
     MAX_TEXT_CHARS,
+    MAX_TOPIC_CHARS,
 )
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
     "Topic",
     "WorkspacePath",
 ]
-
-MAX_TOPIC_CHARS: Final = 64
 
 
 def _optional(check: Callable[[str], str]) -> Callable[[str | None], str | None]:
