@@ -17,10 +17,12 @@ from repocontext.memory.service import memory_view
 from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value, repo_record
 from repocontext.store.keys import ParsedKey, family_prefix, parse_key, xref_key
 
-__all__ = ["SCOPES", "EntryPage", "Scope", "recall", "scan"]
+__all__ = ["DEFAULT_PAGE_SIZE", "MAX_PAGE_SIZE", "SCOPES", "EntryPage", "Scope", "recall", "scan"]
 
 Scope = Literal["files", "packages", "symbols", "memory", "memoryTopic"]
 SCOPES: Final = ("files", "packages", "symbols", "memory", "memoryTopic")
+DEFAULT_PAGE_SIZE: Final = 100
+MAX_PAGE_SIZE: Final = 500
 _TREE_OF: Final = {
     "repo": STRUCTURAL,
     "file": STRUCTURAL,
@@ -73,7 +75,7 @@ def scan(
     *,
     topic: str | None = None,
     path_prefix: str | None = None,
-    page_size: int = 100,
+    page_size: int = DEFAULT_PAGE_SIZE,
     token: str | None = None,
 ) -> EntryPage:
     """Return one page of entries of a repository in key order.
@@ -87,7 +89,7 @@ def scan(
     if code and repo_record(store, repo_id) is None:  # (before an id no key holds: "")
         raise NotFoundError(f"no repository {repo_id!r} is registered")
     tree, prefix = _scope(repo_id, scope, topic, path_prefix)
-    page = store.scan(tree, prefix, limit=min(max(page_size, 1), 500), token=token)
+    page = store.scan(tree, prefix, limit=min(max(page_size, 1), MAX_PAGE_SIZE), token=token)
     entries = [
         memory_view(store, r.key, r) if tree == MEMORY else _entry(parse_key(r.key), r.key, r)
         for r in page.records

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
+from repocontext.arguments import MAX_ID_CHARS, new_repo_id, quoted, repo_path
+from repocontext.arguments import repo_id as checked_repo_id
 from repocontext.claims import ClaimService
 from repocontext.errors import (
     InvalidInputError,
@@ -60,7 +62,7 @@ from repocontext.store import (
     Value,
 )
 from repocontext.store.clock import iso_utc
-from repocontext.store.keys import decode_component, encode_component, repo_key
+from repocontext.store.keys import decode_component, repo_key
 
 __all__ = [
     "HealthReport",
@@ -78,7 +80,7 @@ _log = logging.getLogger(__name__)
 
 GROUP: Final = "repocontext"
 _REPO_SCAN_PREFIX: Final = "repo/"
-MAX_REPO_ID_BYTES: Final = 128
+MAX_REPO_ID_BYTES: Final = MAX_ID_CHARS
 """Longest repository id (key-encoded): a key holds 480 bytes, and the paths need the rest."""
 
 
@@ -319,7 +321,7 @@ class Workspace:
             RepoConflictError: The id is registered for another directory.
         """
         root = self._guard(path)
-        repo_id = _check_repo_id(repo_id if repo_id is not None else root.name)
+        repo_id = checked_repo_id(repo_id if repo_id is not None else root.name)
         key = repo_key(repo_id)
         existing = self._store.get(STRUCTURAL, key)
         if existing is not None:
@@ -327,7 +329,13 @@ class Workspace:
             if info.root == str(root):
                 return info
             raise RepoConflictError(
-                f"repository id {repo_id!r} is already registered at {info.root}"
+                f"repository id {quoted(repo_id)} is already registered at {info.root}"
+            )
+        new_repo_id(repo_id)
+        if (same := next((r for r in self._iter_repos() if r.root == str(root)), None)) is not None:
+            raise RepoConflictError(
+                f"{root} is already registered as {same.repo_id!r}",
+                hint=f"Use repoId {same.repo_id!r}; a directory is registered under one id.",
             )
         value: dict[str, Value] = {
             "root": str(root),
@@ -435,7 +443,7 @@ class Workspace:
         Raises:
             InvalidInputError: The repository id is empty or malformed.
         """
-        record = self._store.get(STRUCTURAL, repo_key(_check_repo_id(repo_id)))
+        record = self._store.get(STRUCTURAL, repo_key(checked_repo_id(repo_id)))
         return _repo_info(repo_id, record) if record is not None else None
 
     def list_repos(self) -> list[RepoInfo]:
@@ -485,18 +493,21 @@ class Workspace:
     def _guard(self, path: Path | str) -> Path:
         workspace_root = self.settings.workspace_root
         if workspace_root is None:
-            raise NoWorkspaceRootError(f"cannot register {path}: no workspace root is configured")
+            raise NoWorkspaceRootError(
+                f"cannot register {quoted(str(path))}: no workspace root is configured"
+            )
         if not str(path).strip() or "\x00" in str(path):
             raise InvalidInputError(
-                f"{str(path)!r} is no repository path", hint="Pass the repository directory."
+                f"{quoted(str(path))} is no repository path", hint="Pass the repository directory."
             )
-        given = Path(path).expanduser()
+        given = Path(repo_path(str(path))).expanduser()
         # A relative path is relative to the workspace root, not to the server's directory.
         # Outside the root is refused before anything else is looked at (existence included).
         resolved = resolve_path(given if given.is_absolute() else workspace_root / given)
         if not resolved.is_relative_to(workspace_root.expanduser().resolve()):
             raise PathOutsideWorkspaceError(
-                f"{path} resolves to {resolved}, outside the workspace root {workspace_root}"
+                f"{quoted(str(path))} resolves to {quoted(str(resolved))}, outside the "
+                f"workspace root {workspace_root}"
             )
         return check_root(resolved)
 
@@ -532,7 +543,7 @@ class Workspace:
             IndexRunningError: An index run of the repository is in progress; nothing was
                 deleted (runs are never cut short; wait for it to end and call again).
         """
-        repo_id = _check_repo_id(repo_id)
+        repo_id = checked_repo_id(repo_id)
         with self.index.exclusive(repo_id):
             self.semantic.drop(repo_id)  # before the sweep: a pass must not write after it
             removal = remove_repo_records(self._store, repo_id)
@@ -553,29 +564,12 @@ class Workspace:
             IndexRunningError: An index run of the repository is in progress; nothing was
                 deleted.
         """
-        repo_id = _check_repo_id(repo_id)
+        repo_id = checked_repo_id(repo_id)
         with self.index.exclusive(repo_id):
             self.semantic.drop(repo_id)
             reset = reset_index_records(self._store, repo_id)
             self.search.drop(repo_id)
         return reset
-
-
-def _check_repo_id(repo_id: str) -> str:
-    if not repo_id or repo_id in (".", "..") or repo_id != repo_id.strip():
-        raise InvalidInputError(
-            f"invalid repository id {repo_id!r}",
-            hint="Use a short name such as the directory name, without surrounding spaces.",
-        )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in repo_id):
-        raise InvalidInputError(f"repository id {repo_id!r} holds a control character")
-    if len(encode_component(repo_id).encode()) > MAX_REPO_ID_BYTES:
-        raise InvalidInputError(
-            f"repository id {repo_id[:40]!r}... is too long",
-            hint=f"Use at most {MAX_REPO_ID_BYTES} bytes (once key-encoded), so every file"
-            " path of the repository still fits in a key.",
-        )
-    return repo_id
 
 
 def _repo_info(repo_id: str, record: Record) -> RepoInfo:

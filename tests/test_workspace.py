@@ -56,8 +56,40 @@ def test_register_repo_records_root_and_time(workspace: Workspace, root: Path) -
 
 
 def test_register_repo_accepts_an_explicit_id(workspace: Workspace, root: Path) -> None:
-    assert workspace.register_repo(root / "alpha", "a/1").repo_id == "a/1"
-    assert [r.repo_id for r in workspace.list_repos()] == ["a/1"]
+    assert workspace.register_repo(root / "alpha", "a-1.x_y").repo_id == "a-1.x_y"
+    assert [r.repo_id for r in workspace.list_repos()] == ["a-1.x_y"]
+
+
+@pytest.mark.parametrize("bad", ["../evil", "a/1", ".hidden", "has space", "é", "-x", "r" * 129])
+def test_an_id_that_is_not_a_plain_name_is_refused_before_anything_is_written(
+    workspace: Workspace, root: Path, bad: str
+) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        workspace.register_repo(root / "alpha", bad)
+    assert caught.value.code == "input.invalid"
+    assert "plain name" in caught.value.hint or "128" in caught.value.hint
+    assert workspace.list_repos() == []
+
+
+def test_a_registered_directory_is_refused_under_a_second_id_naming_the_first(
+    workspace: Workspace, root: Path
+) -> None:
+    workspace.register_repo(root / "alpha")
+    for other in ("other", "../evil"):
+        with pytest.raises((RepoConflictError, InvalidInputError)) as caught:
+            workspace.register_repo(root / "alpha", other)
+        assert "'alpha'" in caught.value.hint or "plain name" in caught.value.hint
+    with pytest.raises(RepoConflictError) as conflict:
+        workspace.register_repo(str(root / "beta" / ".." / "alpha"), "other")
+    assert conflict.value.code == "repo.conflict" and "'alpha'" in conflict.value.hint
+    assert [r.repo_id for r in workspace.list_repos()] == ["alpha"]
+    assert workspace.register_repo(root / "alpha", "alpha").repo_id == "alpha"
+
+
+def test_a_path_error_quotes_only_a_prefix_of_a_long_path(workspace: Workspace) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        workspace.register_repo("a" * (1 << 20))
+    assert len(caught.value.message) < 300 and "1048576 characters" in caught.value.message
 
 
 def test_registering_the_same_directory_twice_changes_nothing(
@@ -125,9 +157,10 @@ def test_malformed_repo_ids_are_refused(workspace: Workspace, root: Path, bad: s
 def test_list_repos_is_in_ascending_id_order_and_skips_file_records(
     workspace: Workspace, root: Path, tmp_path: Path
 ) -> None:
+    (root / "alpha" / "two").mkdir()
     workspace.register_repo(root / "beta")
     workspace.register_repo(root / "alpha")
-    workspace.register_repo(root / "alpha", "alpha-2")
+    workspace.register_repo(root / "alpha" / "two", "alpha-2")
     workspace.close()
     with Store.open(tmp_path / "data") as store:
         store.put(STRUCTURAL, file_key("alpha", "src/app.py"), {"size": 1})
@@ -215,7 +248,7 @@ def test_a_repo_id_too_long_for_the_keys_is_refused_before_anything_is_written(
     (root / "alpha" / "a.py").write_text("x = 1\n")
     with pytest.raises(InvalidInputError) as caught:
         workspace.bootstrap(root / "alpha", "r" * 129, background=False)
-    assert "too long" in caught.value.message and "128 bytes" in caught.value.hint
+    assert "too long" in caught.value.message and "128" in caught.value.hint
     assert workspace.list_repos() == []
     workspace.bootstrap(root / "alpha", "r" * 128, background=False)
     assert [info.files for info in workspace.list_repos()] == [1]

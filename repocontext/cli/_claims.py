@@ -6,6 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
+from repocontext.arguments import checked_range
+from repocontext.claims.service import MAX_WAIT_SECONDS as MAX_WAIT
 from repocontext.cli._index import (
     DataDir,
     JsonOption,
@@ -32,12 +34,16 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         key: KeyArgument,
         owner: Annotated[str, typer.Option(help="Who claims.")],
         lease: LeaseOption = None,
-        wait: Annotated[float | None, typer.Option(help="Wait up to this many seconds.")] = None,
+        wait: Annotated[
+            float | None, typer.Option(help=f"Wait up to this many seconds, 0..{MAX_WAIT:g}.")
+        ] = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
         """Claim an entry; prints its fencing token."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            if wait is not None:
+                checked_range("wait", wait, 0, MAX_WAIT)
             result = workspace.claims.claim(key, owner, lease_seconds=lease, max_wait_seconds=wait)
             emit(result, as_json, _claim_text)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,8 +15,10 @@ from pydantic.alias_generators import to_camel
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from repocontext.arguments import checked_range
 from repocontext.errors import InvalidInputError, StoreNotFoundError, StoreReadOnlyError
 from repocontext.index.job import IndexProgress
+from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE
 from repocontext.index.walk import WalkOptions, resolve_path
 from repocontext.settings import Settings
 from repocontext.store import Store
@@ -131,13 +134,20 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     @app.command()
     def related(
         path: Annotated[str, typer.Argument(help="File path relative to the repository root.")],
+        offset: Annotated[int, typer.Option(help="Skip this many items of each list.")] = 0,
+        limit: Annotated[
+            int, typer.Option(help=f"Items per list, 1..{MAX_RELATED_PAGE}.")
+        ] = RELATED_PAGE,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
         """Print a file's imports, references, dependents and covering tests."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            view = workspace.index.related(pick_repo(workspace, repo_id), path)
+            checked_range("offset", offset, 0, math.inf)
+            checked_range("limit", limit, 1, MAX_RELATED_PAGE)
+            repo = pick_repo(workspace, repo_id)
+            view = workspace.index.related(repo, path, offset=offset, limit=limit)
             emit(view, as_json, _related_text)
 
     @app.command()
@@ -307,6 +317,8 @@ def _related_text(view: dict[str, Any]) -> str:
     for section in ("imports", "references", "dependents", "covering_tests"):
         lines.append(f"{section}:")
         lines += [f"  {link['path']}  ({link['reason']})" for link in view[section]]
+    if view["truncated"]:
+        lines.append(f"(more: --offset {view['next_offset']})")
     return "\n".join(lines)
 
 

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from repocontext.arguments import checked_range
 from repocontext.cli._index import (
     DataDir,
     JsonOption,
@@ -15,6 +16,7 @@ from repocontext.cli._index import (
     pick_repo,
 )
 from repocontext.errors import InvalidInputError
+from repocontext.memory.service import MAX_DEPTH, MAX_NODES
 
 __all__ = ["register"]
 
@@ -155,13 +157,15 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def neighbors(
         key: Annotated[str, typer.Argument(help="repo/{repoId}/mem/{topic}/{id}")],
         relation: Annotated[str | None, typer.Option(help="Follow only this relation.")] = None,
-        depth: Annotated[int, typer.Option(help="1..3.")] = 1,
-        max_nodes: Annotated[int, typer.Option("--max-nodes", help="1..100.")] = 50,
+        depth: Annotated[int, typer.Option(help=f"1..{MAX_DEPTH}.")] = 1,
+        max_nodes: Annotated[int, typer.Option("--max-nodes", help=f"1..{MAX_NODES}.")] = 50,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
         """Walk an entry's links breadth first."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            checked_range("depth", depth, 1, MAX_DEPTH)
+            checked_range("max-nodes", max_nodes, 1, MAX_NODES)
             result = workspace.memory.neighbors(
                 key, relation=relation, depth=depth, max_nodes=max_nodes
             )

@@ -18,7 +18,17 @@ from repocontext.cli._index import (
     pick_repo,
 )
 from repocontext.errors import StoreUnavailableError, UnauthorizedError
-from repocontext.pack.bundle import ContextRequest, wire_json
+from repocontext.pack.bundle import wire_json
+from repocontext.pack.request import (
+    DEFAULT_BUDGET,
+    DEFAULT_TOP,
+    MAX_BUDGET,
+    MAX_TOP,
+    MIN_BUDGET,
+    MIN_TOP,
+    ContextRequest,
+)
+from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SearchRequest
 from repocontext.search.service import SearchResult
 
 __all__ = ["register"]
@@ -30,7 +40,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     @app.command()
     def search(
         query: Annotated[str, typer.Argument(help="What to look for.")],
-        k: Annotated[int, typer.Option("-k", help="Hits, 1..100.")] = 10,
+        k: Annotated[int, typer.Option("-k", help=f"Hits, {MIN_K}..{MAX_K}.")] = DEFAULT_K,
         scope: Annotated[
             str, typer.Option(help="code, memory (entries) or all (unknown: code).")
         ] = "code",
@@ -40,19 +50,21 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Rank a repository's files for a query, with the reasons of every hit."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+            request = SearchRequest.of(pick_repo(workspace, repo_id), query, k, scope)
             result = workspace.search.search(
-                pick_repo(workspace, repo_id),
-                query,
-                min(max(k, 1), 100),
-                "memory" if scope == "memory" else "all" if scope == "all" else "code",
+                request.repo_id, request.query, request.k, request.scope
             )
             emit(_search_wire(result), as_json, _search_text)
 
     @app.command()
     def context(
         task: Annotated[str, typer.Argument(help="The task, in words.")],
-        budget: Annotated[int, typer.Option("--budget", help="Token budget, 1..200000.")] = 8192,
-        top: Annotated[int, typer.Option("--top", help="Files to consider, 1..50.")] = 10,
+        budget: Annotated[
+            int, typer.Option("--budget", help=f"Token budget, {MIN_BUDGET}..{MAX_BUDGET}.")
+        ] = DEFAULT_BUDGET,
+        top: Annotated[
+            int, typer.Option("--top", help=f"Files to consider, {MIN_TOP}..{MAX_TOP}.")
+        ] = DEFAULT_TOP,
         detail: Annotated[str, typer.Option(help="paths, outline, slices or auto.")] = "auto",
         session: Annotated[str | None, typer.Option(help="Session id (6 h memory).")] = None,
         repo_id: RepoIdOption = None,
@@ -61,12 +73,12 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Build a context bundle for a task under an exact token budget."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            request = ContextRequest(
-                repo_id=pick_repo(workspace, repo_id),
-                task=task,
-                top=min(max(top, 1), 50),
-                budget=min(max(budget, 1), 200_000),
-                detail=detail if detail in ("paths", "outline", "slices") else "auto",  # type: ignore[arg-type]
+            request = ContextRequest.of(
+                pick_repo(workspace, repo_id),
+                task,
+                top=top,
+                budget=budget,
+                detail=detail,
                 session=session,
             )
             bundle = workspace.context(request)

@@ -54,6 +54,9 @@ _log = logging.getLogger(__name__)
 
 START_WAIT_S: Final = 5.0
 EXCLUSIVE_WAIT_S: Final = 10.0
+RELATED_PAGE: Final = 50
+"""Items per list of a related view (a central module has hundreds of dependents)."""
+MAX_RELATED_PAGE: Final = 500
 _LOCK_POLL_S: Final = 0.05
 """How long :meth:`IndexService.exclusive` waits for a refresh in progress to end."""
 
@@ -109,6 +112,8 @@ class RelatedView:
     references: list[Value] = field(default_factory=list)
     dependents: list[Value] = field(default_factory=list)
     covering_tests: list[Value] = field(default_factory=list)
+    truncated: bool = False
+    next_offset: int | None = None
 
 
 class IndexService:
@@ -318,19 +323,26 @@ class IndexService:
             truncated=max_symbols is not None and total > max_symbols,
         )
 
-    def related(self, repo_id: str, path: str) -> RelatedView:
-        """Return a file's imports, references, dependents and covering tests."""
+    def related(
+        self, repo_id: str, path: str, *, offset: int = 0, limit: int = RELATED_PAGE
+    ) -> RelatedView:
+        """Return a file's imports, references, dependents and covering tests.
+
+        Each list holds its items ``offset`` to ``offset + limit``; ``truncated`` (and
+        ``next_offset``, the ``offset`` of the next page) says some list holds more.
+        """
         path = file_path(self._repo(repo_id), path)
         if self._node(repo_id, path) is None:
             return RelatedView(exists=False)
         out = self._xref(repo_id, f"out:{path}")
         back = self._xref(repo_id, f"in:{path}")
+        lists = [out.get("imports"), out.get("references"), back.get("dependents")]
+        lists.append(back.get("coveringTests"))
+        whole = [list(items) if isinstance(items, list) else [] for items in lists]
+        more = any(len(items) > offset + limit for items in whole)
+        imports, references, dependents, tests = (i[offset : offset + limit] for i in whole)
         return RelatedView(
-            exists=True,
-            imports=list(out.get("imports") or []),
-            references=list(out.get("references") or []),
-            dependents=list(back.get("dependents") or []),
-            covering_tests=list(back.get("coveringTests") or []),
+            True, imports, references, dependents, tests, more, offset + limit if more else None
         )
 
     def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:

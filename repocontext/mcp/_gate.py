@@ -33,6 +33,7 @@ __all__ = [
     "READ_ONLY",
     "ToolSpec",
     "WireModel",
+    "compact",
     "error_result",
     "error_text",
     "map_errors",
@@ -48,6 +49,8 @@ READ_ONLY: Final = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 """Annotations of every read tool."""
 
 INTERNAL_CODE: Final = "internal.error"
+MAX_ERROR_CHARS: Final = 1000
+"""No error message or hint sent to a client is longer (it could otherwise echo input)."""
 
 
 class WireModel(BaseModel):
@@ -79,14 +82,37 @@ class ToolSpec:
 
 
 def error_text(code: str, message: str, hint: str) -> str:
-    """Return the JSON text of a tool error."""
-    return json.dumps({"code": code, "message": message, "hint": hint})
+    """Return the JSON text of a tool error (a message or hint cut at ``MAX_ERROR_CHARS``).
+
+    The cut is a last guard: messages quote input through :func:`repocontext.arguments.quoted`.
+    """
+    return json.dumps({"code": code, "message": _cut(message), "hint": _cut(hint)})
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 
 def error_result(code: str, message: str, hint: str) -> CallToolResult:
     """Return a tool error result (``isError`` true) carrying the JSON error text."""
     text = error_text(code, message, hint)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def compact(result: R) -> R | CallToolResult:
+    """Return a tool's result model as a result whose text block is compact JSON.
+
+    The SDK renders a returned model's text block as indented JSON (about 1.4x the compact
+    size); here the text is the structured content itself, compact, as ``context`` sends it.
+    Anything else (an already built result) passes through.
+    """
+    if not isinstance(result, BaseModel) or isinstance(result, CallToolResult):
+        return result
+    structured = result.model_dump(mode="json", by_alias=True)
+    text = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=structured
+    )
 
 
 def map_errors(fn: Callable[P, R]) -> Callable[P, R | CallToolResult]:
@@ -101,7 +127,7 @@ def map_errors(fn: Callable[P, R]) -> Callable[P, R | CallToolResult]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
             current_grant()  # fails closed: no grant, no call
-            return fn(*args, **kwargs)
+            return compact(fn(*args, **kwargs))
         except (ToolError, MCPError):
             raise
         except Exception as exc:
@@ -122,7 +148,7 @@ def map_errors_async(
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
             current_grant()  # fails closed: no grant, no call
-            return await fn(*args, **kwargs)
+            return compact(await fn(*args, **kwargs))
         except (ToolError, MCPError):
             raise
         except Exception as exc:

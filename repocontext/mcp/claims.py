@@ -7,7 +7,10 @@ from typing import Annotated, Final
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from repocontext.arguments import MAX_FENCING_TOKEN
+from repocontext.claims.service import MAX_OWNER_CHARS, MAX_WAIT_SECONDS
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors, map_errors_async
+from repocontext.mcp._params import MemoryKey, RepoId, Topic
 from repocontext.workspace import Workspace
 
 __all__ = ["claim_tools"]
@@ -15,10 +18,16 @@ __all__ = ["claim_tools"]
 CLAIM_WRITE: Final = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
-Key = Annotated[str, Field(description="A memory key: repo/{repoId}/mem/{topic}/{id}.")]
-Owner = Annotated[str, Field(description="Who claims (agent or worker name).")]
-Lease = Annotated[float | None, Field(description="Lease seconds (default 60, capped).")]
-Token = Annotated[int, Field(description="The fencingToken your claim returned.")]
+Key = MemoryKey
+Owner = Annotated[
+    str, Field(max_length=MAX_OWNER_CHARS, description="Who claims (agent or worker name).")
+]
+Lease = Annotated[
+    float | None, Field(gt=0, description="Lease seconds (default 60, cut to the maximum).")
+]
+Token = Annotated[
+    int, Field(ge=0, le=MAX_FENCING_TOKEN, description="The fencingToken your claim returned.")
+]
 
 
 class ClaimResult(WireModel):
@@ -76,7 +85,8 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         owner: Owner,
         leaseSeconds: Lease = None,
         maxWaitSeconds: Annotated[
-            float | None, Field(description="Wait this long in FIFO order (default: no wait).")
+            float | None,
+            Field(ge=0, le=MAX_WAIT_SECONDS, description="Wait this long in FIFO order."),
         ] = None,
     ) -> ClaimResult:
         """Claim a memory entry; returns a fencingToken that only ever grows.
@@ -94,8 +104,8 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
 
     @map_errors
     def repocontext_claim_next(
-        repoId: Annotated[str, Field(description="Repository id.")],
-        topic: Annotated[str, Field(description="The backlog topic.")],
+        repoId: RepoId,
+        topic: Annotated[Topic, Field(description="The backlog topic.")],
         owner: Owner,
         leaseSeconds: Lease = None,
     ) -> ClaimResult:

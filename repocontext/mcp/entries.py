@@ -6,9 +6,11 @@ from typing import Annotated
 
 from pydantic import Field, JsonValue
 
-from repocontext.entries import recall, scan
+from repocontext.arguments import MAX_PATH_CHARS, quoted
+from repocontext.entries import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SCOPES, recall, scan
 from repocontext.errors import InvalidInputError
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._params import Id, OptionalTopic, RecordKey, RepoId, Text
 from repocontext.workspace import Workspace
 
 __all__ = ["entry_tools"]
@@ -49,42 +51,41 @@ def entry_tools(workspace: Workspace) -> list[ToolSpec]:
 
     @map_errors
     def repocontext_recall(
-        key: Annotated[str, Field(description="A stored key, e.g. repo/r/file/src/app.py.")],
+        key: RecordKey,
     ) -> EntryResult:
         """Return the entry stored under one key.
 
         Keys: `repo/{repoId}`, `repo/{repoId}/file/{path}`, `repo/{repoId}/pkg/{dir}`,
-        `repo/{repoId}/symbol/{fqName}` (with `/` in opaque parts written `%2F`),
-        `repo/{repoId}/mem/{topic}/{id}`. The view is `{key, exists, kind, repoId, path?,
-        fullyQualifiedName?, topic?, id?, fields{}, tags?, version, expiresAt?}`;
-        `exists` is false for absent, deleted or expired keys. A memory entry also has
-        `links{relation: [keys]}`, `remainingSeconds` (with a TTL) and `stale` with
-        `staleLinks[{relation, key, reason}]` (`changed`: the file or symbol differs from
-        when it was linked; `missing`: it is gone). File entries count their
-        symbols instead of listing them: use repocontext_outline for those.
+        `repo/{repoId}/symbol/{fqName}` (`/` in a name written `%2F`),
+        `repo/{repoId}/mem/{topic}/{id}`. `exists` is false for absent, deleted or expired
+        keys. A memory entry has `links` and `stale`/`staleLinks` (`changed` or `missing`
+        targets). File entries count their symbols: use repocontext_outline for those.
         """
         return EntryResult.model_validate(recall(store, key))
 
     @map_errors
     def repocontext_scan(
-        repoId: Annotated[str, Field(description="Repository id.")],
-        scope: Annotated[str, Field(description="files, packages, symbols, memory, memoryTopic")],
-        topic: str | None = None,
+        repoId: RepoId,
+        scope: Annotated[Id, Field(description="files, packages, symbols, memory, memoryTopic")],
+        topic: OptionalTopic = None,
         pathPrefix: Annotated[
-            str | None, Field(description="Path (files, packages) or name (symbols) prefix.")
+            str | None,
+            Field(
+                max_length=MAX_PATH_CHARS,
+                description="Path (files, packages) or name (symbols) prefix.",
+            ),
         ] = None,
-        pageSize: int = 100,
-        continuationToken: str | None = None,
+        pageSize: Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
+        continuationToken: Text | None = None,
     ) -> ScanResult:
         """List the entries of a repository in key order, one page at a time.
 
-        `pageSize` is clamped to 1..500. Pass back `continuationToken` for the next page;
-        it is absent on the last page. Deleted and expired entries are skipped. Unknown
-        scope: `input.invalid`.
+        Pass back `continuationToken` for the next page; it is absent on the last page.
+        Deleted and expired entries are skipped. Unknown scope: `input.invalid`.
         """
-        if scope not in ("files", "packages", "symbols", "memory", "memoryTopic"):
+        if scope not in SCOPES:
             raise InvalidInputError(
-                f"unknown scope {scope!r}",
+                f"unknown scope {quoted(scope)}",
                 hint="Use files, packages, symbols, memory or memoryTopic.",
             )
         page = scan(

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from repocontext.auth import check_repo, current_grant
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._params import OptionalRepoId
 from repocontext.workspace import HealthReport, RepositoryHealth, RetrievalPhase, Verdict, Workspace
 
 __all__ = ["HealthResult", "RepositoryResult", "health_tool"]
@@ -60,7 +61,7 @@ class HealthResult(WireModel):
 
 
 RepoIdParam = Annotated[
-    str | None,
+    OptionalRepoId,
     Field(description="Also report on this repository (see repocontext_list_repos)."),
 ]
 
@@ -72,21 +73,13 @@ def health_tool(workspace: Workspace) -> ToolSpec:
     def repocontext_health(repoId: RepoIdParam = None) -> HealthResult:
         """Check that repocontext answers and whether retrieval is ready. Call this first.
 
-        Returns `available` (the server answered), `group` ("repocontext"), `status` ("ok"
-        when the store answered a read), `repositories` (how many are registered),
-        `retrievalReady` and `retrievalPhase` (both over the repositories this caller may
-        see):
-        - `nothing_registered`: no repository yet; nothing to search (ready).
-        - `building`: a registered repository has no finished index yet; search results
-          would be incomplete (the only phase that is not ready). Call again later.
-        - `keyword_only`: indexed, no vectors: search is keyword-only (ready).
-        - `serving`: indexed with vectors: keyword and semantic search (ready).
+        `retrievalPhase` (over the repositories this caller may see): `nothing_registered`,
+        `building` (an index is not finished: results would be incomplete, call again
+        later; the only phase not ready), `keyword_only` (no vectors yet) or `serving`.
+        With `repoId`, also `repository{verdict, ...}`; verdict `unknown` means not
+        registered (not an error).
 
-        With `repoId`, also `repository{verdict, reason, files, vectorsIndexed, indexedAt}`;
-        `verdict` is `serving`, `keyword_only`, `building` or `unknown` (not registered: call
-        repocontext_list_repos for the ids). An unknown id is not an error.
-
-        Next: repocontext_list_repos to see the registered repositories and their ids.
+        Next: repocontext_list_repos for the registered repositories and their ids.
         """
         grant = current_grant()
         if repoId is not None:

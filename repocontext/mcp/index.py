@@ -9,9 +9,17 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, JsonValue
 
 from repocontext.index.drift import DriftReport
-from repocontext.index.service import IndexStatus
+from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE, IndexStatus
 from repocontext.index.walk import WalkOptions
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._params import (
+    NewRepoId,
+    OptionalRelPath,
+    RelPath,
+    RepoId,
+    Text,
+    WorkspacePath,
+)
 from repocontext.workspace import Workspace
 
 __all__ = ["index_tools"]
@@ -22,8 +30,11 @@ INDEX_WRITE: Final = ToolAnnotations(
 """Annotations of the tools that register and index a repository (bootstrap, add_repo):
 they only add and refresh derived records, never drop anything a caller wrote."""
 
-RepoId = Annotated[str, Field(description="Repository id (see repocontext_list_repos).")]
-RepoPath = Annotated[str, Field(description="File path relative to the repository root.")]
+MAX_GLOBS: Final = 1000
+Globs = Annotated[
+    list[Text] | None,
+    Field(max_length=MAX_GLOBS, description="gitignore-style; kept for later runs."),
+]
 
 
 class IndexStatusResult(WireModel):
@@ -71,6 +82,8 @@ class RelatedResult(WireModel):
     references: list[JsonValue]
     dependents: list[JsonValue]
     covering_tests: list[JsonValue]
+    truncated: bool = False
+    next_offset: int | None = None
 
 
 class ImpactedEntry(WireModel):
@@ -140,24 +153,22 @@ def walk_options(
 def _bootstrap(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_bootstrap(
-        repoRoot: Annotated[str, Field(description="Repository directory inside the workspace.")],
-        repoId: Annotated[str | None, Field(description="Id; default: the directory name.")] = None,
-        includeGlobs: list[str] | None = None,
-        excludeGlobs: list[str] | None = None,
+        repoRoot: WorkspacePath,
+        repoId: NewRepoId = None,
+        includeGlobs: Globs = None,
+        excludeGlobs: Globs = None,
         respectGitignore: bool = True,
         excludeBinary: bool = True,
     ) -> IndexStatusResult:
         """Register a repository and index it in the background; returns at once.
 
-        `repoRoot` must resolve inside the server's workspace root (symlinks resolved),
-        else `path.outside_workspace`; `/` and the home directory are refused. Globs are
-        gitignore-style and kept with the repository: a later call without filters reuses
-        them (pass `includeGlobs: []` to drop kept ones). Returns the progress snapshot of the
-        run (`status`, `phase`, `counters`). Calling it again for the same repository starts
-        an incremental run.
+        `repoRoot` must resolve inside the workspace root (symlinks resolved), else
+        `path.outside_workspace`; `/` and the home directory are refused. The id (a plain
+        name) defaults to the directory name; a directory has one id (`repo.conflict` for a
+        second). Globs are kept: a later call without filters reuses them (`includeGlobs:
+        []` drops them). Calling again starts an incremental run.
 
-        Next: poll repocontext_index_status until `status` is `completed`, then use
-        repocontext_outline / repocontext_related / repocontext_scan.
+        Next: poll repocontext_index_status until `status` is `completed`.
         """
         options = walk_options(
             workspace, includeGlobs, excludeGlobs, respectGitignore, excludeBinary
@@ -179,13 +190,9 @@ def _index_status(workspace: Workspace) -> ToolSpec:
     def repocontext_index_status(repoId: RepoId) -> IndexStatusResult:
         """Report the last or current index run of a repository.
 
-        `status`: `none` (never indexed), `running`, `completed` or `failed` (with
-        `error{code, message}`; `index.interrupted` when the indexing process died).
-        `phase`: `walking`, `parsing`, `applying`. `counters`: filesSeen, filesUnchanged,
-        filesRead, filesAdded, filesUpdated, filesTouched (same bytes, new stat),
-        filesRemoved, filesSkipped, symbols, projectionWrites, projectionDeletes, chunks.
-        `issues` lists up to 50 skipped paths with the reason (vanished, unreadable,
-        symlink_outside...). Unknown repoId: `repo.not_found`.
+        `status`: `none`, `running`, `completed` or `failed` (with `error{code, message}`;
+        `index.interrupted` when the indexing process died). `issues` lists up to 50
+        skipped paths with the reason. Unknown repoId: `repo.not_found`.
         """
         return IndexStatusResult.of(workspace.index.status(repoId))
 
@@ -196,21 +203,17 @@ def _outline(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_outline(
         repoId: RepoId,
-        path: RepoPath,
+        path: RelPath,
         maxSymbols: Annotated[
             int, Field(ge=1, le=MAX_OUTLINE_SYMBOLS, description="At most this many symbols.")
         ] = DEFAULT_OUTLINE_SYMBOLS,
     ) -> OutlineResult:
         """Return a file's outline from the index, without reading the file.
 
-        `symbols[{kind, name, fullyQualifiedName, signature, startLine, endLine, children?}]`
-        (1-based inclusive lines), `language` (null for unknown languages, which have no
-        symbols) and `tokenCount` (exact o200k tokens of the whole file). `syntaxErrors`: the
-        parser met a syntax error (or a construct its grammar misreads), so the outline may miss
-        definitions after it; read the file itself where it matters. `exists` is false when the
-        path is not indexed (check the spelling with repocontext_scan scope=files). A file with
-        more than `maxSymbols` symbols (generated code) returns the first ones depth-first,
-        with `truncated` true; `symbolCount` is its total.
+        Lines are 1-based inclusive; `tokenCount` is the whole file's (o200k). `syntaxErrors`:
+        the outline may miss definitions after a parse error, so read the file where it
+        matters. `exists` false: not indexed (check with repocontext_scan scope=files). Over
+        `maxSymbols` symbols: the first ones depth-first, `truncated` true.
         """
         view = workspace.index.outline(repoId, path, max_symbols=maxSymbols)
         return OutlineResult.model_validate(dataclasses.asdict(view))
@@ -220,18 +223,22 @@ def _outline(workspace: Workspace) -> ToolSpec:
 
 def _related(workspace: Workspace) -> ToolSpec:
     @map_errors
-    def repocontext_related(repoId: RepoId, path: RepoPath) -> RelatedResult:
+    def repocontext_related(
+        repoId: RepoId,
+        path: RelPath,
+        offset: Annotated[int, Field(ge=0, description="Skip this many items of each list.")] = 0,
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_RELATED_PAGE, description="Items per list.")
+        ] = RELATED_PAGE,
+    ) -> RelatedResult:
         """Return what a file imports and references, who depends on it, which tests cover it.
 
         Each of `imports`, `references`, `dependents`, `coveringTests` is a list of
-        `{path, reason, names?}`; `reason` says why the link was made (e.g.
-        `python import pkg.util`, `naming test_util.py`, `test imports src/util.py`).
-        Imports of packages outside the repository are not listed.
-
-        Next: repocontext_outline on a related file, or repocontext_changed to see what a
-        change impacts.
+        `{path, reason, names?}` (`reason`: why the link was made, e.g. `python import
+        pkg.util`, `naming test_util.py`). Each list holds at most `limit` items; `truncated`
+        says one holds more: call again with `offset` = `nextOffset`.
         """
-        view = workspace.index.related(repoId, path)
+        view = workspace.index.related(repoId, path, offset=offset, limit=limit)
         return RelatedResult.model_validate(dataclasses.asdict(view))
 
     return ToolSpec("repocontext_related", repocontext_related, "Related files", READ_ONLY)
@@ -241,15 +248,15 @@ def _changed(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_changed(
         repoId: RepoId,
-        path: Annotated[str | None, Field(description="Limit to this file or directory.")] = None,
+        path: Annotated[
+            OptionalRelPath, Field(description="Limit to this file or directory.")
+        ] = None,
     ) -> ChangedResult:
         """Compare the working tree with the index: what was added, updated, removed.
 
-        Stat first, then content digest, so untouched files are not read. `impacted` lists
-        dependents and covering tests of the changes with the reason. `path` narrows the
-        check to a file or directory inside the repository (outside:
-        `path.outside_workspace`). Nothing is written; re-run repocontext_bootstrap (or wait
-        for the live reconcile) to bring the index up to date.
+        Stat first, then git blob id; nothing is written. `impacted`: dependents and
+        covering tests of the changes, with the reason. `path` narrows the check to a file
+        or directory of the repository.
         """
         return ChangedResult.of(workspace.index.changed(repoId, path))
 

@@ -7,9 +7,18 @@ from typing import Annotated, Final
 from mcp.types import ToolAnnotations
 from pydantic import Field, JsonValue
 
+from repocontext.arguments import MAX_FENCING_TOKEN, MAX_KEY_CHARS
 from repocontext.auth import visible
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._params import Id, MemoryKey, RepoId, Topic
 from repocontext.mcp.entries import EntryResult
+from repocontext.memory.service import (
+    MAX_CHARS,
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_TAG_CHARS,
+    MAX_TAGS_PER_CALL,
+)
 from repocontext.workspace import Workspace
 
 __all__ = ["memory_tools"]
@@ -19,15 +28,19 @@ MEMORY_WRITE: Final = ToolAnnotations(
 )
 
 Links = Annotated[
-    dict[str, list[str]] | None,
+    dict[Id, list[Annotated[str, Field(max_length=MAX_KEY_CHARS)]]] | None,
     Field(description='{relation: [keys]}, e.g. {"anchoredTo": ["repo/r/file/src/app.py"]}.'),
 ]
-Tags = Annotated[list[str] | None, Field(description="Tags (at most 32 per call).")]
+Tags = Annotated[
+    list[Annotated[str, Field(max_length=MAX_TAG_CHARS)]] | None,
+    Field(max_length=MAX_TAGS_PER_CALL, description="Tags."),
+]
 FencingToken = Annotated[
-    int | None, Field(description="Your claim's token, when the entry is claimed.")
+    int | None,
+    Field(ge=0, le=MAX_FENCING_TOKEN, description="Your claim's token, when the entry is claimed."),
 ]
 Ttl = Annotated[
-    float | None, Field(description="Seconds to expiry (positive, cut to 10 years); omit: durable.")
+    float | None, Field(gt=0, description="Seconds to expiry (cut to 10 years); omit: durable.")
 ]
 
 
@@ -77,14 +90,16 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
 
     @map_errors
     def repocontext_remember(
-        repoId: Annotated[str, Field(description="Repository id.")],
-        topic: Annotated[str, Field(description="decisions, gotchas, conventions, todo, ...")],
-        id: Annotated[str | None, Field(description="Entry id; omit for a new one.")] = None,
-        kind: Annotated[str | None, Field(description="note (default), decision, memory")] = None,
-        title: str | None = None,
-        body: Annotated[str | None, Field(description="At most 64,000 characters.")] = None,
-        author: str | None = None,
-        provenance: Annotated[str | None, Field(description="Where it comes from.")] = None,
+        repoId: RepoId,
+        topic: Annotated[Topic, Field(description="decisions, gotchas, conventions, todo, ...")],
+        id: Annotated[Id | None, Field(description="Entry id; omit for a new one.")] = None,
+        kind: Annotated[Id | None, Field(description="note (default), decision, memory")] = None,
+        title: Annotated[str | None, Field(max_length=MAX_CHARS["title"])] = None,
+        body: Annotated[str | None, Field(max_length=MAX_CHARS["body"])] = None,
+        author: Annotated[str | None, Field(max_length=MAX_CHARS["author"])] = None,
+        provenance: Annotated[
+            str | None, Field(max_length=MAX_CHARS["provenance"], description="Its source.")
+        ] = None,
         tags: Tags = None,
         addLinks: Links = None,
         ttlSeconds: Ttl = None,
@@ -92,12 +107,10 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
     ) -> EntryResult:
         """Store a memory entry under `repo/{repoId}/mem/{topic}/{id}`; returns its view.
 
-        Without `id` a new entry is made (ids sort by creation). With the id of an existing
-        entry, the given fields, tags and links are merged into it; the id of an entry that
-        expired or was forgotten gets a new entry with only what this call sends. Links to
-        files or symbols remember the target's current version, so recall can tell when it
-        drifted. A new entry without `ttlSeconds` gets the repository's default TTL, if set.
-        Errors: `repo.not_found`, `input.invalid` (topic, kind, sizes, links, TTL).
+        Without `id` a new entry is made (ids sort by creation); an existing id merges the
+        given fields, tags and links. Links to files or symbols remember the target's
+        version, so recall can tell when it drifted. Errors: `repo.not_found`,
+        `input.invalid`.
         """
         return EntryResult.model_validate(
             memory.remember(
@@ -118,7 +131,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
 
     @map_errors
     def repocontext_update(
-        key: Annotated[str, Field(description="repo/{repoId}/mem/{topic}/{id}")],
+        key: MemoryKey,
         fields: Annotated[
             dict[str, JsonValue] | None,
             Field(description="kind, status (open, done), title, body, author, provenance."),
@@ -128,17 +141,15 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         addLinks: Links = None,
         removeLinks: Links = None,
         ttlSeconds: Annotated[
-            float | None, Field(description="Applies only if it ends later than the current.")
+            float | None, Field(gt=0, description="Applies only if it ends later.")
         ] = None,
         fencingToken: FencingToken = None,
     ) -> EntryResult:
         """Merge changes into an existing entry; returns its view.
 
-        Concurrent updates merge: no field, tag or link is lost; `null` clears a field (not
-        `kind`). The remaining TTL is kept unless `ttlSeconds` ends later. A claimed entry
-        needs the holder's `fencingToken`. Errors: `memory.not_found`, `memory.wrong_family`,
-        `input.invalid`, `claim.required`, `claim.stale_token`, `claim.unissued_token`,
-        `claim.released`.
+        Concurrent updates merge (nothing is lost); `null` clears a field (not `kind`). A
+        claimed entry needs the holder's `fencingToken` (`claim.*` errors). Errors:
+        `memory.not_found`, `memory.wrong_family`, `input.invalid`.
         """
         return EntryResult.model_validate(
             memory.update(
@@ -155,10 +166,10 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
 
     @map_errors
     def repocontext_forget(
-        key: Annotated[str, Field(description="repo/{repoId}/mem/{topic}/{id}")],
+        key: MemoryKey,
         lapse: Annotated[bool, Field(description="Expire soon instead of deleting now.")] = False,
         lapseSeconds: Annotated[
-            float | None, Field(description="Default 60; cut to 10 years.")
+            float | None, Field(gt=0, description="Default 60; cut to 10 years.")
         ] = None,
         fencingToken: FencingToken = None,
     ) -> ForgetResult:
@@ -173,7 +184,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
 
     @map_errors
     def repocontext_list_topics(
-        repoId: Annotated[str, Field(description="Repository id.")],
+        repoId: RepoId,
     ) -> TopicsResult:
         """List the memory topics of a repository with their number of live entries."""
         topics = [TopicCount.model_validate(t) for t in memory.list_topics(repoId)]
@@ -181,10 +192,10 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
 
     @map_errors
     def repocontext_neighbors(
-        key: Annotated[str, Field(description="A memory key to start from.")],
-        relation: Annotated[str | None, Field(description="Follow only this relation.")] = None,
-        depth: Annotated[int, Field(description="1..3 (1).")] = 1,
-        maxNodes: Annotated[int, Field(description="1..100 (50).")] = 50,
+        key: MemoryKey,
+        relation: Annotated[Id | None, Field(description="Follow only this relation.")] = None,
+        depth: Annotated[int, Field(ge=1, le=MAX_DEPTH)] = 1,
+        maxNodes: Annotated[int, Field(ge=1, le=MAX_NODES)] = 50,
     ) -> NeighborsResult:
         """Walk the links of a memory entry breadth first.
 

@@ -2,22 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final
 
 from mcp.types import CallToolResult, TextContent
 from pydantic import Field, JsonValue
 
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.pack.bundle import ContextRequest, wire_json
+from repocontext.mcp._params import Id, Name, RepoId, Text
+from repocontext.pack.bundle import wire_json
+from repocontext.pack.request import (
+    DEFAULT_BUDGET,
+    DEFAULT_TOP,
+    MAX_BUDGET,
+    MAX_TOP,
+    MIN_BUDGET,
+    MIN_TOP,
+    ContextRequest,
+)
+from repocontext.pack.stats import MAX_WINDOW_S
+from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SearchRequest
 from repocontext.search.service import SearchResult
 from repocontext.workspace import Workspace
 
 __all__ = ["retrieval_tools"]
 
-MAX_K: Final = 100
-MAX_TOP: Final = 50
-MAX_BUDGET: Final = 200_000
-DETAILS: Final = ("paths", "outline", "slices", "auto")
+MAX_SEEN: Final = 10_000
+"""Receipts (or known files) one call may name."""
 
 
 class SearchHitWire(WireModel):
@@ -95,24 +105,20 @@ def retrieval_tools(workspace: Workspace) -> list[ToolSpec]:
 def _search(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_search(
-        repoId: Annotated[str, Field(description="Repository id.")],
-        query: Annotated[str, Field(description="What you look for, in words or identifiers.")],
-        k: Annotated[int, Field(description="Hits to return, 1..100 (clamped).")] = 10,
-        scope: Annotated[str, Field(description="code, memory or all (unknown: code).")] = "code",
+        repoId: RepoId,
+        query: Annotated[Text, Field(description="What you look for, in words or identifiers.")],
+        k: Annotated[int, Field(ge=MIN_K, le=MAX_K, description="Hits to return.")] = DEFAULT_K,
+        scope: Annotated[Id, Field(description="code, memory or all (unknown: code).")] = "code",
     ) -> SearchResultWire:
         """Find the files of a repository that match a query, each with why it matched.
 
-        Reasons come from a fixed vocabulary in a fixed order: path-name-match,
-        symbol:<fully.qualified.name>, content-match, semantic, chunk:symbol|file. `lines` is
-        the line range of the best-matching symbol. `mode` and `retrievalPath` say how the
-        answer was produced (keyword-only until vectors are ready); `freshness` says when the
-        index last took in changes.
+        `reasons`: path-name-match, symbol:<fq name>, content-match, semantic,
+        chunk:symbol|file. `lines`: the best-matching symbol's range. `mode` and
+        `retrievalPath` say how it was answered (keyword-only until vectors are ready).
         """
-        picked: Literal["code", "memory", "all"] = (
-            "memory" if scope == "memory" else "all" if scope == "all" else "code"
-        )
-        k = min(max(k, 1), MAX_K)
-        return SearchResultWire.of(workspace.search.search(repoId, query, k, picked))
+        request = SearchRequest.of(repoId, query, k, scope)
+        result = workspace.search.search(request.repo_id, request.query, request.k, request.scope)
+        return SearchResultWire.of(result)
 
     return ToolSpec("repocontext_search", repocontext_search, "Search code", READ_ONLY)
 
@@ -120,41 +126,46 @@ def _search(workspace: Workspace) -> ToolSpec:
 def _context(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_context(
-        repoId: Annotated[str, Field(description="Repository id.")],
-        task: Annotated[str, Field(description="The task, in words: what you are about to do.")],
-        top: Annotated[int, Field(description="Files to consider, 1..50 (clamped).")] = 10,
+        repoId: RepoId,
+        task: Annotated[Text, Field(description="The task, in words: what you are about to do.")],
+        top: Annotated[
+            int, Field(ge=MIN_TOP, le=MAX_TOP, description="Files to consider.")
+        ] = DEFAULT_TOP,
         responseBudgetTokens: Annotated[
-            int, Field(description="Most tokens this response may cost, 1..200000 (clamped).")
-        ] = 8192,
+            int,
+            Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Most tokens this response may cost."),
+        ] = DEFAULT_BUDGET,
         detail: Annotated[
-            str, Field(description="paths, outline, slices or auto (unknown: auto).")
+            Id, Field(description="paths, outline, slices or auto (unknown: auto).")
         ] = "auto",
         seen: Annotated[
-            list[str] | None, Field(description="Receipts of units you already hold.")
+            list[Text] | None,
+            Field(max_length=MAX_SEEN, description="Receipts of units you already hold."),
         ] = None,
         known: Annotated[
-            list[str] | None, Field(description="path@contentHash of whole files you hold.")
+            list[Text] | None,
+            Field(max_length=MAX_SEEN, description="path@contentHash of whole files you hold."),
         ] = None,
         session: Annotated[
-            str | None, Field(description="Session id: receipts are remembered for 6 h.")
+            Name | None, Field(description="Session id: receipts are remembered for 6 h.")
         ] = None,
     ) -> Annotated[CallToolResult, ContextResultWire]:
         """Get the code relevant to a task, packed under an exact token budget.
 
-        The response never costs more than `budgetTokens` (its JSON, counted as sent, in
-        o200k tokens). Entries come in rank order with their reasons; `units` carry receipts:
-        pass them back in `seen` (or use the same `session`) and they are not sent again but
-        listed in `reused`. When nothing fits, `retryBudgetTokens` says what would.
+        The response never costs more than `budgetTokens` (o200k tokens of the JSON as
+        sent). Units carry receipts: pass them back in `seen` (or reuse the `session`) and
+        they are listed in `reused` instead of sent again. When nothing fits,
+        `retryBudgetTokens` says what would.
         """
-        request = ContextRequest(
-            repo_id=repoId,
-            task=task,
-            top=min(max(top, 1), MAX_TOP),
-            budget=min(max(responseBudgetTokens, 1), MAX_BUDGET),
-            detail=detail if detail in DETAILS else "auto",  # type: ignore[arg-type]
-            seen=frozenset(seen or ()),
-            known=tuple(known or ()),
-            session=session or None,
+        request = ContextRequest.of(
+            repoId,
+            task,
+            top=top,
+            budget=responseBudgetTokens,
+            detail=detail,
+            seen=seen,
+            known=known,
+            session=session,
         )
         wire: dict[str, Any] = workspace.context(request).wire
         return CallToolResult(
@@ -168,7 +179,8 @@ def _stats(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_stats(
         windowSeconds: Annotated[
-            float | None, Field(description="Window in seconds (default 3600, at most a week).")
+            float | None,
+            Field(ge=1, le=MAX_WINDOW_S, description="Window in seconds (default 3600)."),
         ] = None,
     ) -> StatsResultWire:
         """Token economics of the context bundles this server sent in a recent window.

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from repocontext.index.removal import IndexReset, RepoRemoval
 from repocontext.mcp._gate import ToolSpec, WireModel, map_errors
+from repocontext.mcp._params import NewRepoId, RepoId, Text, WorkspacePath
 from repocontext.mcp.index import INDEX_WRITE, IndexStatusResult, walk_options
 from repocontext.workspace import Workspace
 
@@ -22,7 +23,11 @@ DROP: Final = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
 
-RepoId = Annotated[str, Field(description="Repository id (see repocontext_list_repos).")]
+MAX_GLOBS: Final = 1000
+Globs = Annotated[
+    list[Text] | None,
+    Field(max_length=MAX_GLOBS, description="gitignore-style; kept for later runs."),
+]
 
 
 class RemoveRepoResult(WireModel):
@@ -77,28 +82,20 @@ def workspace_tools(workspace: Workspace) -> list[ToolSpec]:
 def _add_repo(workspace: Workspace) -> ToolSpec:
     @map_errors
     def repocontext_add_repo(
-        path: Annotated[str, Field(description="Repository directory inside the workspace.")],
-        repoId: Annotated[
-            str | None, Field(description="Id; default: the last path segment.")
-        ] = None,
-        includeGlobs: Annotated[
-            list[str] | None, Field(description="Only paths matching (gitignore-style).")
-        ] = None,
-        excludeGlobs: Annotated[
-            list[str] | None, Field(description="Skip paths matching (gitignore-style).")
-        ] = None,
+        path: WorkspacePath,
+        repoId: NewRepoId = None,
+        includeGlobs: Globs = None,
+        excludeGlobs: Globs = None,
         respectGitignore: bool = True,
         excludeBinary: bool = True,
     ) -> IndexStatusResult:
         """Register a repository of the workspace and index it in the background.
 
-        `path` must resolve inside the server's workspace root (symlinks and `..`
-        resolved), else `path.outside_workspace`; `/` and the home directory are refused
-        (`path.dangerous_root`), a missing directory is `path.not_found`, an id taken by
-        another directory `repo.conflict`. Returns at once with the run's progress
-        snapshot (`status`, `phase`, `counters`, as repocontext_index_status). Calling it
-        again for the same path starts an incremental run; after repocontext_reset_index
-        it indexes the repository afresh.
+        `path` must resolve inside the workspace root (symlinks and `..` resolved), else
+        `path.outside_workspace`; `/` and the home directory are `path.dangerous_root`. The
+        id (a plain name) defaults to the last path segment; a directory has one id
+        (`repo.conflict` for a second). Returns the run's progress snapshot at once; calling
+        again starts an incremental run.
 
         Next: poll repocontext_index_status until `status` is `completed`.
         """
@@ -122,16 +119,11 @@ def _remove_repo(workspace: Workspace) -> ToolSpec:
     def repocontext_remove_repo(repoId: RepoId) -> RemoveRepoResult:
         """Unregister a repository and delete everything stored for it. Cannot be undone.
 
-        Deletes its code index, memory entries (claims included), context sessions and
-        vectors, and its search projections; files on disk are never touched. Returns
-        `{repoId, existed, removed{tree: count}, totalRemoved, elapsedMs}` with a count for
-        every store tree (`structural`, `symbol`, `content`, `xref`, `memory`, `session`,
-        `vector-membership`, `vector-payload`, `vector-metadata`). An unknown repoId is a
-        no-op: `existed` false, every count 0. While an index run of the repository is in
-        progress nothing is deleted and the error is `index.running`: wait for
-        repocontext_index_status to leave `running`, then call again.
-
-        To drop only the code index and keep memory, use repocontext_reset_index.
+        Deletes its code index, memory entries (claims included), sessions, vectors and
+        search projections, with a count per store tree; files on disk are never touched.
+        An unknown repoId is a no-op (`existed` false). During an index run of it nothing is
+        deleted (`index.running`): wait for repocontext_index_status, then call again. To
+        keep memory, use repocontext_reset_index.
         """
         return RemoveRepoResult.of(workspace.remove_repo(repoId))
 
@@ -150,14 +142,9 @@ def _reset_index(workspace: Workspace) -> ToolSpec:
     def repocontext_reset_index(repoId: RepoId) -> ResetIndexResult:
         """Drop a repository's code index; keep its memory and its registration.
 
-        Deletes file, package, symbol, content, cross-reference and vector records and the
-        search projections, and clears the index status, so repocontext_health reports the
-        repository as `building` and code search finds nothing until it is indexed again.
-        Memory entries (`repo/{repoId}/mem/...`) and sessions are kept
-        (`memoryPreserved: true`); files on disk are never touched. Returns
-        `{repoId, entriesDeleted, treesSwept[], removed{tree: count}, memoryPreserved,
-        elapsedMs}`. Errors: `repo.not_found` (unknown repoId), `index.running` (a run is
-        in progress; nothing was deleted: wait for it, then call again).
+        The repository then reads as `building` and code search finds nothing until it is
+        indexed again; memory entries and sessions stay, files on disk are never touched.
+        Errors: `repo.not_found`, `index.running` (nothing was deleted: wait, call again).
 
         Next: repocontext_add_repo with the repository's path re-indexes it.
         """

@@ -23,18 +23,18 @@ import hashlib
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from repocontext.errors import InvalidInputError, InvalidKeyError
 from repocontext.index.nodes import file_text
+from repocontext.pack.request import ContextRequest, Detail
 from repocontext.search.service import SearchHit, SearchService
 from repocontext.store import SESSION, STRUCTURAL, Clock, DocPatch, DocState, Store
 from repocontext.store.keys import file_key, session_key
-from repocontext.tokens import DEFAULT_ENCODING, count_tokens
+from repocontext.tokens import count_tokens
 
 __all__ = ["Bundle", "ContextRequest", "Detail", "build_bundle", "receipt", "wire_json"]
 
-Detail = Literal["paths", "outline", "slices", "auto"]
 Counter = Callable[[str], int]
 SESSION_TTL_S: Final = 6 * 3600
 SMALL_FILE_TOKENS: Final = 800
@@ -44,21 +44,6 @@ MAX_SLICE_LINES: Final = 80
 MAX_SLICES: Final = 3
 AUTO_SLICES_PER_ENTRY: Final = 600
 AUTO_OUTLINE_PER_ENTRY: Final = 120
-
-
-@dataclass(frozen=True, slots=True)
-class ContextRequest:
-    """A ``repocontext_context`` call, already clamped."""
-
-    repo_id: str
-    task: str
-    top: int = 10
-    budget: int = 8192
-    detail: Detail = "auto"
-    seen: frozenset[str] = frozenset()
-    known: tuple[str, ...] = ()
-    session: str | None = None
-    encoding: str = DEFAULT_ENCODING
 
 
 @dataclass

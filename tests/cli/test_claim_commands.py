@@ -41,3 +41,23 @@ def test_claims_commands(tmp_path: Path):
     assert bad.exit_code == 1 and "error [input.invalid]" in bad.output
     never = runner.invoke(app, ["claims", "renew", key, "9", "--data-dir", data])
     assert never.exit_code == 1 and "claim.unissued_token" in never.output
+
+
+def test_a_wait_or_walk_out_of_range_is_refused_naming_the_range(tmp_path: Path):
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    (repo / "a.py").write_text("x = 1\n")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    key = json.loads(
+        invoke("memory", "remember", "backlog", "--title", "job", "--data-dir", data, "--json")
+    )["key"]
+    for args, words in (
+        (["claims", "claim", key, "--owner", "w", "--wait", "-1"], "wait must be in 0..300,"),
+        (["claims", "claim", key, "--owner", "w", "--wait", "301"], "wait must be in 0..300,"),
+        (["memory", "neighbors", key, "--depth", "0"], "depth must be in 1..3"),
+        (["memory", "neighbors", key, "--max-nodes", "101"], "max-nodes must be in 1..100"),
+    ):
+        result = runner.invoke(app, [*args, "--data-dir", data])
+        assert result.exit_code == 1 and "input.invalid" in result.output, args
+        assert words in result.output, (args, result.output)

@@ -65,7 +65,15 @@ def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
     )
     assert [s["name"] for s in capped["symbols"]] == ["add", "Calc"]
     assert capped["symbols"][1]["children"] == [] and capped["truncated"] is True
-    assert {"exists", "imports", "references", "dependents", "coveringTests"} == related.keys()
+    assert {
+        "exists",
+        "imports",
+        "references",
+        "dependents",
+        "coveringTests",
+        "truncated",
+        "nextOffset",
+    } == related.keys()
     assert {"added", "updated", "removed", "impacted", "checkedFiles", "elapsedMs"} == (
         changed.keys()
     )

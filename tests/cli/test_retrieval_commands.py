@@ -125,3 +125,41 @@ def test_stats_of_a_server_with_a_tokens_file_needs_a_token(tmp_path):
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_search_and_context_refuse_out_of_range_numbers_naming_the_option(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    for args, words in (
+        (["search", "add", "-k", "0"], "k must be in 1..100"),
+        (["search", "add", "-k", "101"], "k must be in 1..100"),
+        (["context", "add", "--top", "0"], "top must be in 1..50"),
+        (["context", "add", "--budget", "-1"], "budget must be in 1..200000"),
+        (["related", "src/calc.py", "--limit", "0"], "limit must be in 1..500"),
+    ):
+        result = runner.invoke(app, [*args, "--data-dir", data])
+        assert result.exit_code == 1, args
+        assert "error [input.invalid]" in result.output and words in result.output, args
+    kept = json.loads(
+        invoke("search", "add", "-k", "100", "--scope", "bogus", "--data-dir", data, "--json")
+    )
+    assert kept["hits"][0]["path"] == "src/calc.py"  # an unknown scope still means code
+
+
+def test_related_pages_its_lists(tmp_path):
+    repo = make_repo(tmp_path / "calc")
+    for i in range(3):
+        (repo / "src" / f"use{i}.py").write_text("from src.calc import add\n\nX = add(1, 2)\n")
+    data = str(tmp_path / "data")
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    args = ["related", "src/calc.py", "--data-dir", data]
+    whole = json.loads(invoke(*args, "--json"))
+    first = json.loads(invoke(*args, "--limit", "1", "--json"))
+    assert len(whole["dependents"]) > 1 and whole["truncated"] is False
+    assert (first["dependents"], first["truncated"], first["nextOffset"]) == (
+        whole["dependents"][:1],
+        True,
+        1,
+    )
+    assert "(more: --offset 1)" in invoke(*args, "--limit", "1")

@@ -148,7 +148,6 @@ def test_every_registration_holding_an_edited_path_follows_it(tmp_path, repo):
     settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="watch")
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, background=False)
-        workspace.bootstrap(repo, "alias", background=False)  # the same directory
         workspace.bootstrap(repo / "pkg", "inner", background=False)  # nested
         workspace.start_background()
         assert workspace.reconciler is not None
@@ -156,7 +155,6 @@ def test_every_registration_holding_an_edited_path_follows_it(tmp_path, repo):
         (repo / "pkg/util.py").write_text("def watched():\n    pass\n")
         for repo_id, path in (
             ("demo", "pkg/util.py"),
-            ("alias", "pkg/util.py"),
             ("inner", "util.py"),
         ):
             assert wait_for(

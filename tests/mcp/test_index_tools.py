@@ -135,7 +135,7 @@ async def test_index_tools_refuse_bad_input_with_stable_codes(served, tmp_path):
         unknown = error(await client.call_tool("repocontext_nope", {}))
         assert unknown["code"] == "input.invalid" and "no tool named" in unknown["message"]
         empty = error(await client.call_tool("repocontext_scan", {"repoId": "", "scope": "files"}))
-        assert empty["code"] == "repo.not_found"
+        assert empty["code"] == "input.invalid"  # as from every tool that takes a repoId
         # Arguments that do not fit the input schema: the same {code, message, hint} body.
         for arguments in ({"repoId": "proj"}, {"repoId": "proj", "path": 123}):
             schema = error(await client.call_tool("repocontext_outline", arguments))

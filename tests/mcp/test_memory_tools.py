@@ -97,7 +97,7 @@ async def test_bad_input_is_a_tool_error_with_a_code(workspace):
             ),
             ("repocontext_update", {"key": mem_key("proj", "t", "missing")}, "memory.not_found"),
             ("repocontext_update", {"key": file_key("proj", "core.py")}, "memory.wrong_family"),
-            ("repocontext_neighbors", {"key": "garbage"}, "memory.wrong_family"),
+            ("repocontext_neighbors", {"key": "garbage"}, "store.invalid_key"),  # as everywhere
         ]
         for tool, args, code in cases:
             body = error(await client.call_tool(tool, args))

@@ -177,7 +177,9 @@ def test_nothing_fits_says_what_budget_would(served):
 
 
 def test_search_tool_and_stats_tool(served):
-    found = call(served, "repocontext_search", {"repoId": "proj", "query": "widget", "k": 500})
+    too_many = call(served, "repocontext_search", {"repoId": "proj", "query": "widget", "k": 500})
+    assert too_many.is_error and json.loads(too_many.content[0].text)["code"] == "input.invalid"
+    found = call(served, "repocontext_search", {"repoId": "proj", "query": "widget", "k": 100})
     hits = found.structured_content["hits"]
     assert hits[0]["path"] == "pkg/widget.py" and hits[0]["reasons"][0] == "path-name-match"
     assert found.structured_content["mode"] == "hybrid"
