@@ -4,43 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, JsonValue
+from pydantic import Field
 
 from repocontext.entries import recall, scan
 from repocontext.errors import InvalidInputError
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
+from repocontext.wire.entries import EntryResult, ScanResult
 from repocontext.workspace import Workspace
 
 __all__ = ["entry_tools"]
-
-
-class EntryResult(WireModel):
-    """One entry view (``repocontext_recall``, and each entry of ``repocontext_scan``)."""
-
-    key: str
-    exists: bool
-    kind: str
-    repo_id: str
-    path: str | None = None
-    fully_qualified_name: str | None = None
-    topic: str | None = None
-    id: str | None = None
-    fields: dict[str, JsonValue] = Field(default_factory=dict)
-    tags: list[str] | None = None
-    links: dict[str, list[str]] | None = None
-    version: int | None = None
-    expires_at: float | None = None
-    remaining_seconds: float | None = None
-    stale: bool | None = None
-    stale_links: list[dict[str, str]] | None = None
-    claim: dict[str, JsonValue] | None = None
-
-
-class ScanResult(WireModel):
-    """Result of ``repocontext_scan``."""
-
-    entries: list[EntryResult]
-    continuation_token: str | None = None
 
 
 def entry_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -63,7 +35,7 @@ def entry_tools(workspace: Workspace) -> list[ToolSpec]:
         when it was linked; `missing`: it is gone). File entries count their
         symbols instead of listing them: use repocontext_outline for those.
         """
-        return EntryResult.model_validate(recall(store, key))
+        return EntryResult.of(recall(store, key))
 
     @map_errors
     def repocontext_scan(
@@ -96,8 +68,7 @@ def entry_tools(workspace: Workspace) -> list[ToolSpec]:
             page_size=pageSize,
             token=continuationToken,
         )
-        entries = [EntryResult.model_validate(entry) for entry in page.entries]
-        return ScanResult(entries=entries, continuation_token=page.continuation_token)
+        return ScanResult.of(page)
 
     return [
         ToolSpec("repocontext_recall", repocontext_recall, "Recall one entry", READ_ONLY),

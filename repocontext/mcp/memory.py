@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Final
 
 from mcp.types import ToolAnnotations
 from pydantic import Field, JsonValue
 
 from repocontext.auth import visible
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.mcp.entries import EntryResult
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
+from repocontext.wire.entries import EntryResult
+from repocontext.wire.memory import ForgetResult, NeighborsResult, TopicsResult
 from repocontext.workspace import Workspace
 
 __all__ = ["memory_tools"]
@@ -29,46 +31,6 @@ FencingToken = Annotated[
 Ttl = Annotated[
     float | None, Field(description="Seconds to expiry (positive, cut to 10 years); omit: durable.")
 ]
-
-
-class ForgetResult(WireModel):
-    """Result of ``repocontext_forget``."""
-
-    key: str
-    forgotten: bool
-    lapses_at: float | None = None
-
-
-class TopicCount(WireModel):
-    """One topic and its number of live entries."""
-
-    topic: str
-    count: int
-
-
-class TopicsResult(WireModel):
-    """Result of ``repocontext_list_topics``."""
-
-    topics: list[TopicCount]
-
-
-class NeighborNode(WireModel):
-    """One key reached by ``repocontext_neighbors``."""
-
-    key: str
-    exists: bool
-    depth: int
-    via: str
-    from_: str = Field(alias="from")
-    stale: bool = False
-
-
-class NeighborsResult(WireModel):
-    """Result of ``repocontext_neighbors``."""
-
-    key: str
-    nodes: list[NeighborNode]
-    truncated: bool
 
 
 def memory_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -99,7 +61,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         drifted. A new entry without `ttlSeconds` gets the repository's default TTL, if set.
         Errors: `repo.not_found`, `input.invalid` (topic, kind, sizes, links, TTL).
         """
-        return EntryResult.model_validate(
+        return EntryResult.of(
             memory.remember(
                 repoId,
                 topic,
@@ -140,7 +102,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         `input.invalid`, `claim.required`, `claim.stale_token`, `claim.unissued_token`,
         `claim.released`.
         """
-        return EntryResult.model_validate(
+        return EntryResult.of(
             memory.update(
                 key,
                 fields=fields,  # type: ignore[arg-type]  # JSON values are store values
@@ -167,7 +129,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         A lapse never shortens a later expiry. `forgotten` is false when no live entry has
         the key (forgetting twice is harmless). Errors: `memory.wrong_family`.
         """
-        return ForgetResult.model_validate(
+        return ForgetResult.of(
             memory.forget(key, lapse=lapse, lapse_seconds=lapseSeconds, fencing_token=fencingToken)
         )
 
@@ -176,8 +138,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         repoId: Annotated[str, Field(description="Repository id.")],
     ) -> TopicsResult:
         """List the memory topics of a repository with their number of live entries."""
-        topics = [TopicCount.model_validate(t) for t in memory.list_topics(repoId)]
-        return TopicsResult(topics=topics)
+        return TopicsResult.of(memory.list_topics(repoId))
 
     @map_errors
     def repocontext_neighbors(
@@ -194,10 +155,9 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         `memory.wrong_family`.
         """
         walk = memory.neighbors(key, relation=relation, depth=depth, max_nodes=maxNodes)
-        nodes = walk.get("nodes")
-        if isinstance(nodes, list):  # keys of repositories outside the caller's grant are cut
-            walk["nodes"] = [n for n in nodes if isinstance(n, dict) and visible(str(n["key"]))]
-        return NeighborsResult.model_validate(walk)
+        # Keys of repositories outside the caller's grant are cut.
+        seen = tuple(node for node in walk.nodes if visible(node.key))
+        return NeighborsResult.of(dataclasses.replace(walk, nodes=seen))
 
     return [
         ToolSpec("repocontext_list_topics", repocontext_list_topics, "List topics", READ_ONLY),
