@@ -51,7 +51,7 @@ def test_memory_scope_ranks_entries_with_reasons(ws):
     topic = ws.search.search("demo", "decisions storage", scope="memory")
     assert keys(topic) == [other.key]
     assert topic.hits[0].reasons == ["topic-match", "content-match"]
-    named = ws.search.search("demo", f"what did {other['id']} say", scope="memory")
+    named = ws.search.search("demo", f"what did {other.id} say", scope="memory")
     assert keys(named)[0] == other.key and "key-match" in named.hits[0].reasons
     assert ws.search.search("demo", "nothing like it", scope="memory").mode == "empty"
 
