@@ -83,7 +83,7 @@ class MemoryEntry:
     kind: str | None = None
     fields: Mapping[str, Value] = field(default_factory=lambda: _EMPTY)
     tags: tuple[str, ...] = ()
-    links: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    links: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
     version: int | None = None
     expires_at: float | None = None
     remaining_seconds: float | None = None
@@ -199,7 +199,7 @@ def memory_entry(store: Store, key: str, record: Record | None) -> MemoryEntry:
         kind=_text(fields.get("kind")),
         fields=MappingProxyType(fields),
         tags=tuple(sorted(doc.sets.get(TAG_SET, ()))),
-        links={relation: tuple(keys) for relation, keys in grouped.items()},
+        links=MappingProxyType({relation: tuple(keys) for relation, keys in grouped.items()}),
         version=record.version,
         expires_at=record.expires_at,
         remaining_seconds=remaining,

@@ -414,3 +414,18 @@ def test_errors_carry_codes_and_hints(ws):
 def test_remembering_under_an_id_no_key_can_hold_is_not_found(ws, repo_id):
     with pytest.raises(NotFoundError):
         ws.memory.remember(repo_id, "notes", title="x")
+
+
+def test_an_entry_reads_its_kind_title_body_and_status_as_text(ws):
+    made = ws.memory.remember("demo", "backlog", kind="decision", title="t", body="b")
+    assert (made.kind, made.title, made.body, made.status) == ("decision", "t", "b", None)
+    done = ws.memory.update(made.key, fields={"status": "done", "body": None})
+    assert (done.body, done.status) == (None, "done")
+    gone = ws.memory.recall(mem_key("demo", "backlog", "nope"))
+    assert (gone.exists, gone.kind, gone.title, gone.fields, gone.stale) == (
+        False,
+        None,
+        None,
+        {},
+        False,
+    )
