@@ -146,29 +146,21 @@ def _entry(
     record: Record | None,
     users: Mapping[str, Value] | None = None,
 ) -> EntryView:
-    view = EntryView(
+    fields: dict[str, Value] = {}
+    if record is not None and isinstance(record.value, Mapping):
+        fields = _fields(record.value)
+        if users is not None and isinstance(fields.get("name"), str):
+            fields.update(users)
+    return EntryView(
         key,
         exists=record is not None,
         kind=_KIND_OF.get(parsed.family, parsed.family),
         repo_id=parsed.repo_id,
         path=parsed.path,
         fully_qualified_name=parsed.name if parsed.family == "symbol" else None,
-    )
-    if record is None:
-        return view
-    fields = _fields(record.value) if isinstance(record.value, Mapping) else {}
-    if users is not None and isinstance(fields.get("name"), str):
-        fields.update(users)
-    return EntryView(
-        view.key,
-        view.exists,
-        view.kind,
-        view.repo_id,
-        view.path,
-        view.fully_qualified_name,
         fields=MappingProxyType(fields),
-        version=record.version,
-        expires_at=record.expires_at,
+        version=None if record is None else record.version,
+        expires_at=None if record is None else record.expires_at,
     )
 
 
