@@ -8,18 +8,22 @@ PORT   ?= 8765
 REPO   ?= $(CURDIR)
 DATA_DIR ?= $(CURDIR)/.repocontext-data
 PYTEST_ARGS ?=
+# Where pip takes torch from: empty (default) = pip's configured index; on an ordinary Linux
+# machine PyPI's torch==2.13.0 is the multi-GB CUDA build, so pass the CPU wheel index:
+#   make run TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+TORCH_INDEX_URL ?=
 
 .PHONY: venv run test lint format bench clean
 
 venv: $(STAMP)
 
-# torch==2.13.0 goes first: the CPU wheel lies on disk, and any other torch spec pulls a
-# multi-GB CUDA build when sentence-transformers asks for torch.
+# torch==2.13.0 goes first: the CPU wheel lies on disk (or comes from TORCH_INDEX_URL), and
+# any other torch spec pulls a multi-GB CUDA build when sentence-transformers asks for torch.
 $(STAMP): pyproject.toml
 	# A venv left half-made by an interrupted run (no pip) is made again from scratch.
 	$(BIN)/python -m pip --version >/dev/null 2>&1 || $(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=24"
-	$(BIN)/python -m pip install --quiet "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet $(if $(TORCH_INDEX_URL),--index-url "$(TORCH_INDEX_URL)") "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[semantic,dev]"
 	touch $(STAMP)
 

@@ -15,14 +15,22 @@ Tokens are compared by digest; the token itself is never logged (a grant's ``nam
 defaults to the first 8 hex digits of the digest).
 
 The grant of the call being served is kept in a context variable (:func:`current_grant`), so
-the tools that list across repositories (``list_repos``, ``neighbors``…) can filter by it;
-outside any call it is :data:`FULL_ACCESS`.
+the tools that list across repositories (``list_repos``, ``neighbors``…) can filter by it.
+It has no default: code that reads it where no grant was established (:func:`granted`) gets
+:class:`~repocontext.errors.GrantMissingError` (``auth.no_grant``) instead of full access, so a
+path that forgets to set it fails closed. The servers establish theirs explicitly (each MCP
+server runs every call under its own grant); a library caller that wants unrestricted access
+says so with ``granted(FULL_ACCESS)``.
+
+A tokens file's plaintext token shorter than :data:`MIN_TOKEN_CHARS` is accepted with a
+warning that names its grant (never the token).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -30,11 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from repocontext.errors import AuthConfigError, RepoForbiddenError
+from repocontext.errors import AuthConfigError, GrantMissingError, RepoForbiddenError
 from repocontext.store.keys import parse_key
 
 __all__ = [
     "FULL_ACCESS",
+    "MIN_TOKEN_CHARS",
     "Grant",
     "Role",
     "TokenBook",
@@ -50,6 +59,10 @@ Role = Literal["reader", "curator"]
 ROLES: Final = ("reader", "curator")
 _DIGEST_PREFIX: Final = "sha256:"
 _HEX: Final = frozenset("0123456789abcdef")
+MIN_TOKEN_CHARS: Final = 32
+"""Plaintext tokens shorter than this are loaded with a warning (they are guessable)."""
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +106,21 @@ class Grant:
 
 
 FULL_ACCESS: Final = Grant(name="local", role="curator")
-"""The grant outside any served call (library use, the CLI)."""
+"""Every repository and tool: what a library caller passes to :func:`granted` to say so."""
 
-_current: ContextVar[Grant] = ContextVar("repocontext_grant", default=FULL_ACCESS)
+_current: ContextVar[Grant] = ContextVar("repocontext_grant")  # no default: fail closed
 
 
 def current_grant() -> Grant:
-    """Return the grant of the call being served (:data:`FULL_ACCESS` outside one)."""
-    return _current.get()
+    """Return the grant of the call being served.
+
+    Raises:
+        GrantMissingError: No grant was established (:func:`granted`) in this context.
+    """
+    try:
+        return _current.get()
+    except LookupError:
+        raise GrantMissingError("no grant is established for this call") from None
 
 
 @contextmanager
@@ -118,6 +138,7 @@ def check_repo(repo_id: str, grant: Grant | None = None) -> None:
 
     Raises:
         RepoForbiddenError: The grant does not cover ``repo_id``.
+        GrantMissingError: No grant is given and none is established.
     """
     grant = grant or current_grant()
     if not grant.allows(repo_id):
@@ -131,6 +152,7 @@ def check_key(key: str, grant: Grant | None = None) -> None:
 
     Raises:
         RepoForbiddenError: The key's repository is outside the grant.
+        GrantMissingError: No grant is given and none is established.
     """
     grant = grant or current_grant()
     if grant.repos is None:
@@ -143,7 +165,12 @@ def check_key(key: str, grant: Grant | None = None) -> None:
 
 
 def visible(key: str, grant: Grant | None = None) -> bool:
-    """Return True when the grant (default: the current one) covers the key's repository."""
+    """Return True when the grant (default: the current one) covers the key's repository.
+
+    Raises:
+        GrantMissingError: No grant is given and none is established (never False: a missing
+            grant is an error, not an empty view).
+    """
     try:
         check_key(key, grant)
     except RepoForbiddenError:
@@ -212,6 +239,14 @@ def _entry(entry: object, index: int) -> tuple[str, Grant]:
     name = entry.get("name", digest[:8])
     if not isinstance(name, str) or not name:
         raise AuthConfigError(f"{where}: 'name' must be a non-empty string")
+    if not token.startswith(_DIGEST_PREFIX) and len(token) < MIN_TOKEN_CHARS:
+        _log.warning(
+            "%s (grant %r): the token is shorter than %d characters and easy to guess; "
+            "use a long random one, e.g. `openssl rand -hex 32`",
+            where,
+            name,
+            MIN_TOKEN_CHARS,
+        )
     repos = entry.get("repos", ["*"])
     if not isinstance(repos, list):
         raise AuthConfigError(f"{where}: 'repos' must be a list")

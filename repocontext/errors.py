@@ -43,6 +43,7 @@ __all__ = [
     "AuthError",
     "DangerousRootError",
     "FeedTrimmedError",
+    "GrantMissingError",
     "IndexRunningError",
     "InvalidInputError",
     "InvalidKeyError",
@@ -210,6 +211,16 @@ class AuthConfigError(AuthError):
     default_hint = (
         'Write {"tokens": [{"token": "...", "role": "reader"|"curator", "repos": ["*"]}]} '
         "(see docs/deployment.md)."
+    )
+
+
+class GrantMissingError(AuthError):
+    """A tool was reached without an established grant (grants fail closed: none is assumed)."""
+
+    code = "auth.no_grant"
+    default_hint = (
+        "Serve tools through repocontext.mcp.build_server (it runs every call under its grant), "
+        "or wrap the call in repocontext.auth.granted(...) with the grant it may use."
     )
 
 

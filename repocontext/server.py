@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import signal
 import socket
-import sys
 import threading
 from collections.abc import Callable
 from typing import Final
@@ -21,13 +19,13 @@ import uvicorn
 
 from repocontext.auth import Grant, TokenBook
 from repocontext.errors import PortInUseError
-from repocontext.http import ACCESS_LOGGER, LOCAL_HOSTS, create_app
+from repocontext.http import LOCAL_HOSTS, create_app
 from repocontext.mcp import build_server
 from repocontext.mcp.grants import GrantedServer
 from repocontext.mcp.server import local_grant
 from repocontext.mcp.stdio import serve_stdio
 from repocontext.settings import Settings
-from repocontext.telemetry import Telemetry
+from repocontext.telemetry import Telemetry, configure_logging
 from repocontext.workspace import Workspace
 
 __all__ = ["allowed_hosts", "connect_banner", "run"]
@@ -47,6 +45,8 @@ def run(settings: Settings, *, notify: Callable[[str], None]) -> None:
         RepoContextError: The store cannot be opened, ``settings.repo`` is refused or the
             auth tokens file is malformed.
     """
+    # Before the MCP server exists: the SDK adds its own handler to an unconfigured root.
+    configure_logging()
     # Read before the store opens: a broken tokens file must not start a half-secured server.
     tokens = TokenBook.load(settings.auth_tokens_file) if settings.auth_tokens_file else None
     _exit_cleanly_on_sigterm()
@@ -58,7 +58,9 @@ def run(settings: Settings, *, notify: Callable[[str], None]) -> None:
         if settings.transport == "http":
             _run_http(workspace, tokens, settings, notify)
         else:
-            anyio.run(serve_stdio, build_server(workspace, settings))
+            # stdio has no tokens: its one caller gets the configured local grant, explicitly.
+            server = build_server(workspace, settings, grant=local_grant(settings))
+            anyio.run(serve_stdio, server)
 
 
 def allowed_hosts(host: str, extra: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -113,8 +115,6 @@ def _run_http(
         telemetry=telemetry,
         access_log=settings.access_log,
     )
-    if settings.access_log:
-        _log_access_to_stderr()
     if tokens is None and settings.host not in _LOOPBACK:
         notify(
             f"warning: no auth tokens file; every client that reaches {settings.host} gets the "
@@ -123,7 +123,10 @@ def _run_http(
     listener = _listener(settings.host, settings.port)  # before the banner: it names the port
     port = listener.getsockname()[1]
     notify(connect_banner(settings.host, port, authenticated=tokens is not None))
-    config = uvicorn.Config(app, host=settings.host, port=port, log_level="info", access_log=False)
+    # log_config=None: uvicorn's loggers keep the handler of configure_logging (one format).
+    config = uvicorn.Config(
+        app, host=settings.host, port=port, log_level="info", access_log=False, log_config=None
+    )
     # uvicorn re-raises the SIGINT it shut down on (uvicorn.run swallows it too)
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[listener])
@@ -162,16 +165,6 @@ def _exit_cleanly_on_sigterm() -> None:
 
 def _raise_exit(signum: int, frame: object) -> None:
     raise SystemExit(0)
-
-
-def _log_access_to_stderr() -> None:
-    logger = logging.getLogger(ACCESS_LOGGER)
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-        logger.propagate = False
 
 
 def _url_host(host: str) -> str:

@@ -5,6 +5,13 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis' too_slow health check times input generation by the wall clock: on a loaded
+# 2-core machine one draw took 35 s (a scheduling stall, not a slow strategy) and failed a
+# merge-law property. Speed is the benchmarks' business, never a test's.
+settings.register_profile("repocontext", suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("repocontext")
 
 
 @pytest.fixture

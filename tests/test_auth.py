@@ -1,12 +1,13 @@
 import hashlib
 import json
+import logging
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook, check_key, current_grant, granted
-from repocontext.errors import AuthConfigError, RepoForbiddenError
+from repocontext.errors import AuthConfigError, GrantMissingError, RepoForbiddenError
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
 from repocontext.store.keys import file_key, mem_key
@@ -78,10 +79,12 @@ def test_grants_scope_keys_by_their_repository() -> None:
     check_key("not a key", grant)  # left to the tool to report
     with pytest.raises(RepoForbiddenError):
         check_key(mem_key("b", "topic", "id"), grant)
-    assert current_grant() == FULL_ACCESS
-    with granted(grant):
-        assert current_grant() == grant
-    assert current_grant() == FULL_ACCESS
+    with granted(FULL_ACCESS):
+        with granted(grant):
+            assert current_grant() == grant
+        assert current_grant() == FULL_ACCESS
+    with pytest.raises(GrantMissingError):
+        current_grant()
 
 
 @pytest.mark.anyio
@@ -117,3 +120,22 @@ def test_settings_parse_comma_separated_lists_from_the_environment(
     settings = Settings()
     assert settings.local_repos == ("a", "b")
     assert settings.allowed_hosts == ("repocontext:*",)
+
+
+def test_a_short_plaintext_token_is_loaded_with_a_warning_naming_its_grant_not_the_token(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    long_token = "x" * 32
+    digest = hashlib.sha256(b"s").hexdigest()
+    entries = [
+        {"token": "k", "role": "reader", "repos": ["*"], "name": "laptop"},
+        {"token": long_token, "role": "reader", "repos": ["*"], "name": "ci"},
+        {"token": f"sha256:{digest}", "role": "curator", "repos": ["*"], "name": "ops"},
+    ]
+    with caplog.at_level(logging.WARNING, logger="repocontext.auth"):
+        book = TokenBook.load(write_tokens(tmp_path / "t.json", {"tokens": entries}))
+    assert book.lookup("k") is not None  # accepted: a warning, not a refusal
+    [warning] = [r for r in caplog.records if r.name == "repocontext.auth"]
+    assert warning.levelno == logging.WARNING
+    assert "'laptop'" in warning.getMessage() and "32 characters" in warning.getMessage()
+    assert "'k'" not in warning.getMessage() and long_token not in caplog.text

@@ -15,12 +15,15 @@ Routes:
 
 The probes need no token (orchestrators call them); with a tokens file, ``/metrics`` and
 ``/stats`` need any valid one (they name repositories and count every caller's calls). Each request
-gives one JSON access-log line (``repocontext.access``) without query strings or headers.
+gives one access-log record (``repocontext.access``, its fields as keys of the JSON log line)
+without query strings or headers.
+
+Refusals share one JSON body ``{"code", "message", "hint"}``: 401 without a valid token, and
+413 for an MCP request body over :data:`MAX_BODY_BYTES` (the SDK's own 413 is plain text).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -30,19 +33,22 @@ from typing import Any, Final
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook
-from repocontext.errors import RepoContextError
+from repocontext.errors import InvalidInputError, RepoContextError
 from repocontext.store.clock import iso_utc
 from repocontext.telemetry import CONTENT_TYPE, Telemetry
 from repocontext.workspace import Workspace
 
-__all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "create_app"]
+__all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "MAX_BODY_BYTES", "create_app"]
 
 LOCAL_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 """Host headers the MCP endpoint accepts by default (DNS-rebinding protection)."""
+
+MAX_BODY_BYTES: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
+"""The largest MCP request body ``/mcp`` reads (4 MiB); a larger one gets a JSON 413."""
 
 ACCESS_LOGGER: Final = "repocontext.access"
 _access_log = logging.getLogger(ACCESS_LOGGER)
@@ -91,7 +97,9 @@ def create_app(
         allowed_origins=[f"{scheme}://{host}" for host in hosts for scheme in ("http", "https")],
     )
     apps: dict[Grant, ASGIApp] = {
-        grant: server.streamable_http_app(transport_security=security)
+        grant: server.streamable_http_app(
+            transport_security=security, max_request_body_size=MAX_BODY_BYTES
+        )
         for grant, server in servers.items()
     }
 
@@ -111,7 +119,7 @@ def create_app(
     app.add_api_route("/stats", _stats_route(workspace), methods=["GET"], dependencies=guarded)
     app.add_api_route("/metrics", _metrics_route(telemetry), methods=["GET"], dependencies=guarded)
     app.add_exception_handler(_Unauthorized, _refused)
-    app.mount("/", _GrantRouter(apps, tokens))
+    app.mount("/", _JsonTooLarge(_GrantRouter(apps, tokens)))
     app.add_middleware(_AccessLog, telemetry=telemetry, enabled=access_log)
     return app
 
@@ -148,6 +156,38 @@ class _GrantRouter:
             return
         _access_info(scope)["grant"] = grant.name
         await self._apps[grant](scope, receive, send)
+
+
+class _JsonTooLarge:
+    """Answer the SDK's plain-text 413 (a body over :data:`MAX_BODY_BYTES`) as a JSON refusal."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        replaced = False
+
+        async def sending(message: Message) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message["status"] == 413:
+                replaced = True
+                await _too_large()(scope, receive, send)
+            elif not replaced:  # (the plain-text body of a replaced 413 is dropped)
+                await send(message)
+
+        await self._app(scope, receive, sending)
+
+
+def _too_large() -> JSONResponse:
+    refusal = InvalidInputError(
+        f"the request body is over the {MAX_BODY_BYTES // (1 << 20)} MiB limit of /mcp",
+        hint="Send smaller arguments (a shorter text, fewer keys per call); the limit is "
+        f"{MAX_BODY_BYTES} bytes.",
+    )
+    return JSONResponse(refusal.to_dict(), status_code=413)
 
 
 class _Unauthorized(Exception):
@@ -234,7 +274,7 @@ class _AccessLog:
             self._telemetry.observe_http(_route_family(path), status)
             if self._enabled:
                 client = scope.get("client")
-                line = {
+                fields = {
                     "at": iso_utc(time.time()),
                     "method": scope.get("method"),
                     "path": path,
@@ -243,7 +283,8 @@ class _AccessLog:
                     "client": client[0] if client else None,
                     "grant": info.get("grant"),
                 }
-                _access_log.info(json.dumps(line, separators=(",", ":")))
+                message = f"{fields['method']} {path} {status}"
+                _access_log.info(message, extra={"fields": fields})
 
 
 def _route_family(path: str) -> str:

@@ -5,6 +5,10 @@ a :class:`~repocontext.errors.RepoContextError` into an MCP tool error result (`
 true) whose only text is the JSON object ``{"code", "message", "hint"}``, so the model reads a
 stable code and what to do next. The result is returned rather than raised because the SDK
 prefixes the text of a raised ``ToolError`` with prose, which would break the JSON.
+
+The same wrapper is where grants fail closed: a tool reached without an established grant
+(:func:`repocontext.auth.granted`; :class:`~repocontext.mcp.grants.GrantedServer` sets one on
+every call) does not run and answers ``auth.no_grant``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from repocontext.auth import current_grant
 from repocontext.errors import RepoContextError
 
 __all__ = [
@@ -88,12 +93,14 @@ def map_errors(fn: Callable[P, R]) -> Callable[P, R | CallToolResult]:
     """Wrap a synchronous tool so that failures become tool errors with code, message, hint.
 
     Our own errors keep their code. Anything unexpected becomes ``internal.error`` (logged
-    with its traceback); protocol errors and the SDK's own tool errors pass through.
+    with its traceback); protocol errors and the SDK's own tool errors pass through. Without
+    an established grant the tool does not run (``auth.no_grant``).
     """
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
+            current_grant()  # fails closed: no grant, no call
             return fn(*args, **kwargs)
         except (ToolError, MCPError):
             raise
@@ -114,6 +121,7 @@ def map_errors_async(
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R | CallToolResult:
         try:
+            current_grant()  # fails closed: no grant, no call
             return await fn(*args, **kwargs)
         except (ToolError, MCPError):
             raise

@@ -171,7 +171,7 @@ async def test_the_access_log_names_the_grant_and_never_the_token(
     async with http_client(f"{base}/mcp", READER) as client:
         await client.call_tool("repocontext_list_repos", {})
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-    mcp_lines = [line for line in lines if line["path"] == "/mcp"]
+    mcp_lines = [line for line in lines if line.get("path") == "/mcp"]
     assert any(line["grant"] == "ro" and line["status"] == 200 for line in mcp_lines)
     assert {"at", "method", "path", "status", "ms", "client", "grant"} <= set(mcp_lines[0])
     text = log.read_text()

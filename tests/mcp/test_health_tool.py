@@ -12,6 +12,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import CallToolResult, TextContent
 
+from repocontext.auth import FULL_ACCESS, granted
 from repocontext.errors import NoWorkspaceRootError
 from repocontext.mcp import build_server, error_text, map_errors
 from repocontext.settings import Settings
@@ -163,20 +164,23 @@ def test_map_errors_turns_our_errors_into_json_code_message_hint() -> None:
     def refuse() -> None:
         raise NoWorkspaceRootError("no root")
 
-    assert _error(map_errors(refuse)()) == NoWorkspaceRootError("no root").to_dict()
+    with granted(FULL_ACCESS):
+        assert _error(map_errors(refuse)()) == NoWorkspaceRootError("no root").to_dict()
 
 
 def test_map_errors_hides_unexpected_failures_behind_internal_error() -> None:
     def crash() -> None:
         raise KeyError("secret")
 
-    body = _error(map_errors(crash)())
+    with granted(FULL_ACCESS):
+        body = _error(map_errors(crash)())
     assert body["code"] == "internal.error"
     assert "secret" not in body["message"]
 
 
 def test_map_errors_passes_results_through() -> None:
-    assert map_errors(lambda: 42)() == 42
+    with granted(FULL_ACCESS):
+        assert map_errors(lambda: 42)() == 42
     assert error_text("a", "b", "c") == '{"code": "a", "message": "b", "hint": "c"}'
 
 
