@@ -21,6 +21,7 @@ LAYERS = {
     "repocontext.settings": 5,
     "repocontext.workspace": 5,
     "repocontext.entries": 5,
+    "repocontext.wire": 5,
     "repocontext.telemetry": 5,
     "repocontext.mcp": 6,
     "repocontext.http": 6,

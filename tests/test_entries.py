@@ -25,17 +25,17 @@ def store(tmp_path):
 
 def test_recall_shapes_each_family(store):
     repo = recall(store, repo_key("r"))
-    assert repo["kind"] == "repo" and repo["fields"] == {"root": "/x"}
+    assert repo.kind == "repo" and repo.fields == {"root": "/x"}
     file_entry = recall(store, file_key("r", "src/a.py"))
-    assert file_entry["path"] == "src/a.py" and file_entry["fields"]["symbolsCount"] == 2
-    assert recall(store, pkg_key("r", "src"))["kind"] == "package"
-    assert recall(store, symbol_key("r", "src.a.f"))["fullyQualifiedName"] == "src.a.f"
+    assert file_entry.path == "src/a.py" and file_entry.fields["symbolsCount"] == 2
+    assert recall(store, pkg_key("r", "src")).kind == "package"
+    assert recall(store, symbol_key("r", "src.a.f")).fully_qualified_name == "src.a.f"
     memory = recall(store, mem_key("r", "todo", "1"))
-    assert (memory["topic"], memory["id"], memory["tags"]) == ("todo", "1", ["x"])
-    assert memory["fields"] == {"title": "t"}
-    assert recall(store, file_key("r", "tmp.py"))["expiresAt"] > 0
+    assert (memory.topic, memory.id, memory.tags) == ("todo", "1", ("x",))
+    assert memory.fields == {"title": "t"}
+    assert recall(store, file_key("r", "tmp.py")).expires_at > 0
     missing = recall(store, file_key("r", "nope.py"))
-    assert missing["exists"] is False and "fields" not in missing
+    assert missing.exists is False and missing.fields == {}
 
 
 def test_recall_refuses_families_it_cannot_show(store):
@@ -44,17 +44,15 @@ def test_recall_refuses_families_it_cannot_show(store):
 
 
 def test_scan_walks_every_scope(store):
-    assert [e["path"] for e in scan(store, "r", "files").entries] == ["src/a.py", "tmp.py"]
-    assert [e["path"] for e in scan(store, "r", "files", path_prefix="src/").entries] == [
-        "src/a.py"
-    ]
-    assert [e["kind"] for e in scan(store, "r", "packages").entries] == ["package"]
-    assert [e["fullyQualifiedName"] for e in scan(store, "r", "symbols").entries] == ["src.a.f"]
+    assert [e.path for e in scan(store, "r", "files").entries] == ["src/a.py", "tmp.py"]
+    assert [e.path for e in scan(store, "r", "files", path_prefix="src/").entries] == ["src/a.py"]
+    assert [e.kind for e in scan(store, "r", "packages").entries] == ["package"]
+    assert [e.fully_qualified_name for e in scan(store, "r", "symbols").entries] == ["src.a.f"]
     assert len(scan(store, "r", "memory").entries) == 1
     assert len(scan(store, "r", "memoryTopic", topic="todo").entries) == 1
-    assert scan(store, "r", "memoryTopic", topic="other").entries == []
+    assert scan(store, "r", "memoryTopic", topic="other").entries == ()
     store.clock.advance(10)
-    assert [e["path"] for e in scan(store, "r", "files").entries] == ["src/a.py"]
+    assert [e.path for e in scan(store, "r", "files").entries] == ["src/a.py"]
 
 
 def test_scan_refuses_unknown_scopes_and_missing_topics(store):
@@ -68,4 +66,4 @@ def test_scanning_the_code_of_an_unregistered_repository_is_not_found(store):
     for scope in ("files", "packages", "symbols"):
         with pytest.raises(NotFoundError):
             scan(store, "nobody", scope)
-    assert scan(store, "nobody", "memory").entries == []  # memory needs no registration
+    assert scan(store, "nobody", "memory").entries == ()  # memory needs no registration

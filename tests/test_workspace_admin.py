@@ -78,7 +78,7 @@ def populate_memory_and_session(workspace: Workspace, repo_id: str) -> str:
     )
     workspace.context(ContextRequest(repo_id=repo_id, task="compute engine", session="s1"))
     workspace.semantic.refresh(repo_id)  # the memory write scheduled a pass; run it now
-    return str(entry["key"])
+    return entry.key
 
 
 def answers(workspace: Workspace, repo_id: str) -> dict[str, object]:
@@ -152,7 +152,7 @@ def test_reset_drops_the_code_index_and_keeps_memory_sessions_and_registration(
     after = counts(workspace, "proj")
     assert {t: after[t] for t in CODE_INDEX_TREES} == dict.fromkeys(CODE_INDEX_TREES, 0)
     assert (after[MEMORY], after[SESSION]) == (before[MEMORY], before[SESSION])
-    assert workspace.memory.recall(key)["exists"] is True
+    assert workspace.memory.recall(key).exists is True
     info = workspace.get_repo("proj")
     assert info is not None and info.root == str(ws_root / "proj")
     assert (info.files, info.indexed_at, info.vectors, info.last_ingested_at) == (0, None, 0, None)

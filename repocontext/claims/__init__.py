@@ -1,5 +1,12 @@
 """Multi-agent claims: leases, fencing tokens, fence-on-write, backlog draining."""
 
+from repocontext.claims.model import (
+    ClaimGrant,
+    ClaimResult,
+    ClaimStatus,
+    ReleaseResult,
+    RenewResult,
+)
 from repocontext.claims.service import ClaimService
 from repocontext.memory.fence import (
     ClaimRequiredError,
@@ -9,9 +16,14 @@ from repocontext.memory.fence import (
 )
 
 __all__ = [
+    "ClaimGrant",
     "ClaimRequiredError",
+    "ClaimResult",
     "ClaimService",
+    "ClaimStatus",
+    "ReleaseResult",
     "ReleasedTokenError",
+    "RenewResult",
     "StaleTokenError",
     "UnissuedTokenError",
 ]

@@ -25,17 +25,28 @@ store, and threads of one, never both win.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
 import uuid
-from typing import Any, Final
+from typing import Final
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
 from repocontext.claims._backlog import Backlog
+from repocontext.claims.model import (
+    ClaimGrant,
+    ClaimReason,
+    ClaimResult,
+    ClaimStatus,
+    ReleaseReason,
+    ReleaseResult,
+    RenewReason,
+    RenewResult,
+)
 from repocontext.errors import InvalidInputError
 from repocontext.memory.fence import (
     FENCE,
@@ -84,7 +95,7 @@ class ClaimService:
         *,
         lease_seconds: float | None = None,
         max_wait_seconds: float | None = None,
-    ) -> dict[str, Value]:
+    ) -> ClaimResult:
         """Claim an entry for ``owner``; wait up to ``max_wait_seconds`` in FIFO order.
 
         Waits in the calling thread; code on an event loop uses :meth:`claim_async`.
@@ -107,7 +118,7 @@ class ClaimService:
                 result = self._try(key, owner, lease, ticket=ticket)
                 if _settled(result):
                     return result
-            return {**result, "reason": "timeout"}
+            return dataclasses.replace(result, reason="timeout")
         finally:
             self._dequeue(key, ticket)
 
@@ -118,7 +129,7 @@ class ClaimService:
         *,
         lease_seconds: float | None = None,
         max_wait_seconds: float | None = None,
-    ) -> dict[str, Value]:
+    ) -> ClaimResult:
         """:meth:`claim` for an event loop: waits without holding a thread.
 
         Each attempt runs in a worker thread (a store write may wait for the write lock);
@@ -146,14 +157,14 @@ class ClaimService:
                 result = await self._attempt(key, owner, lease, ticket)
                 if _settled(result):
                     return result
-            return {**result, "reason": "timeout"}
+            return dataclasses.replace(result, reason="timeout")
         finally:
             with anyio.CancelScope(shield=True):  # leave the queue even when cancelled
                 await anyio.to_thread.run_sync(self._dequeue, key, ticket)
 
     def claim_next(
         self, repo_id: str, topic: str, owner: str, *, lease_seconds: float | None = None
-    ) -> dict[str, Value]:
+    ) -> ClaimResult:
         """Claim the first live entry of a topic, in key order, that is neither claimed nor done.
 
         Key order is creation order for generated ids (they sort by creation time); an entry
@@ -171,15 +182,15 @@ class ClaimService:
             if claim_state(doc).live(now) or _live_waiters(doc, now):
                 continue
             result = self._try(key, owner, lease, ticket=None, open_only=True)
-            if result["granted"]:
+            if result.granted:
                 return result
-        return {"key": None, "granted": False, "reason": "empty"}
+        return ClaimResult(None, reason="empty")
 
     # -- holder operations -------------------------------------------------------------
 
     def renew(
         self, key: str, fencing_token: int, *, lease_seconds: float | None = None
-    ) -> dict[str, Value]:
+    ) -> RenewResult:
         """Extend the lease of the claim ``fencing_token`` holds.
 
         Answers ``missing`` (no live entry) or ``superseded`` (the token no longer holds the
@@ -194,25 +205,28 @@ class ClaimService:
         token = valid_token(fencing_token)
         lease, shortened = self._lease(lease_seconds)
         now = self.store.clock.now()
-        outcome: dict[str, Value] = {}
+        refused: list[RenewReason] = []
 
         def decide(live: DocState | None, stored: DocState | None) -> DocPatch | None:
+            refused.clear()  # only the last run of decide counts
             if live is None:
-                outcome.update(granted=False, reason="missing")
+                refused.append("missing")
                 return None
             state = claim_state(live)
             _check_issued(token, state.highest)
             if state.token != token or state.highest != token or state.released:
-                outcome.update(granted=False, reason="superseded")
+                refused.append("superseded")
                 return None
-            until = now + lease
-            outcome.update(granted=True, leaseExpiresAt=until, leaseShortened=shortened)
-            return DocPatch(set_fields={LEASE: until})
+            return DocPatch(set_fields={LEASE: now + lease})
 
         self.store.update_doc(MEMORY, key, decide)
-        return {"key": key, "fencingToken": token, **outcome}
+        if refused:
+            return RenewResult(key, token, granted=False, reason=refused[-1])
+        return RenewResult(
+            key, token, granted=True, lease_expires_at=now + lease, lease_shortened=shortened
+        )
 
-    def release(self, key: str, fencing_token: int) -> dict[str, Value]:
+    def release(self, key: str, fencing_token: int) -> ReleaseResult:
         """Release the claim ``fencing_token`` holds.
 
         Answers ``missing``, ``unclaimed`` (never claimed, or already released) or ``stale``
@@ -225,28 +239,30 @@ class ClaimService:
         """
         memory_repo_id(key)
         token = valid_token(fencing_token)
-        outcome: dict[str, Value] = {}
+        refused: list[ReleaseReason] = []
 
         def decide(live: DocState | None, stored: DocState | None) -> DocPatch | None:
+            refused.clear()  # only the last run of decide counts
             if live is None:
-                outcome.update(released=False, reason="missing")
+                refused.append("missing")
                 return None
             state = claim_state(live)
             if state.highest > 0:
                 _check_issued(token, state.highest)
             if state.highest == 0 or state.released:
-                outcome.update(released=False, reason="unclaimed")
+                refused.append("unclaimed")
                 return None
             if token != state.highest:
-                outcome.update(released=False, reason="stale")
+                refused.append("stale")
                 return None
-            outcome.update(released=True)
             return DocPatch(set_fields={RELEASED: True, OWNER: None})
 
         self.store.update_doc(MEMORY, key, decide)
-        return {"key": key, "fencingToken": token, **outcome}
+        if refused:
+            return ReleaseResult(key, token, released=False, reason=refused[-1])
+        return ReleaseResult(key, token, released=True)
 
-    def status(self, key: str) -> dict[str, Value]:
+    def status(self, key: str) -> ClaimStatus:
         """Report an entry's claim as last seen (advisory: ``authoritative`` is false).
 
         Raises:
@@ -254,62 +270,62 @@ class ClaimService:
         """
         memory_repo_id(key)
         record = self.store.get(MEMORY, key)
-        view: dict[str, Value] = {"key": key, "exists": record is not None, "authoritative": False}
+        exists = record is not None
         state = claim_state(record.doc if record is not None else None)
-        claimed = state.live(self.store.clock.now())
-        view.update(claimed=claimed, isHeld=claimed)
-        if claimed:
-            view.update(
-                fencingToken=state.token, owner=state.owner, leaseExpiresAt=state.lease_until
-            )
-        elif state.released:
-            view["releasedFencingToken"] = state.token
-        return view
+        if state.live(self.store.clock.now()):
+            return ClaimStatus(key, exists, True, state.token, state.owner, state.lease_until)
+        released = state.token if state.released else None
+        return ClaimStatus(key, exists, False, released_fencing_token=released)
 
     # -- internals ---------------------------------------------------------------------
 
     def _try(
         self, key: str, owner: str, lease: float, *, ticket: str | None, open_only: bool = False
-    ) -> dict[str, Any]:
+    ) -> ClaimResult:
         now = self.store.clock.now()
-        outcome: dict[str, Any] = {"key": key}
+        outcome: list[ClaimResult] = []  # what the last run of ``decide`` concluded
+
+        def refuse(reason: ClaimReason) -> DocPatch | None:
+            outcome.append(ClaimResult(key, reason=reason))
+            return None  # nothing to write
 
         def decide(live: DocState | None, stored: DocState | None) -> DocPatch | None:
             if live is None:
-                outcome.update(granted=False, reason="missing")
-                return None
+                return refuse("missing")
             if open_only and live.fields.get("status") == "done":
                 # Checked again here: the item may have been finished since it was listed.
-                outcome.update(granted=False, reason="done")
-                return None
+                return refuse("done")
             state = claim_state(live)
             waiting = _live_waiters(live, now)
             first = waiting[0] if waiting else None
             if state.live(now) or (first is not None and first != ticket):
-                outcome.update(granted=False, reason="contended")
-                return None
-            token = state.highest + 1
-            until = now + lease
-            outcome.update(granted=True, fencingToken=token, owner=owner, leaseExpiresAt=until)
-            fields: dict[str, Value] = {TOKEN: token, OWNER: owner, LEASE: until, RELEASED: False}
+                return refuse("contended")
+            grant = ClaimGrant(state.highest + 1, owner, now + lease)
+            outcome.append(ClaimResult(key, grant))
+            fields: dict[str, Value] = {
+                TOKEN: grant.fencing_token,
+                OWNER: owner,
+                LEASE: grant.lease_expires_at,
+                RELEASED: False,
+            }
             remove = {WAITERS: [ticket]} if ticket is not None else {}
-            return DocPatch(set_fields=fields, raise_max={FENCE: token}, remove=remove)
+            return DocPatch(
+                set_fields=fields, raise_max={FENCE: grant.fencing_token}, remove=remove
+            )
 
         self.store.update_doc(MEMORY, key, decide)
-        return outcome
+        return outcome[-1]
 
-    async def _attempt(
-        self, key: str, owner: str, lease: float, ticket: str | None
-    ) -> dict[str, Any]:
+    async def _attempt(self, key: str, owner: str, lease: float, ticket: str | None) -> ClaimResult:
         try_once = functools.partial(self._try, key, owner, lease, ticket=ticket)
         result = await anyio.to_thread.run_sync(try_once)
-        if result["granted"]:
+        if result.grant is not None:
             try:
                 # A cancellation that came while the attempt ran is delivered here.
                 await anyio.lowlevel.checkpoint_if_cancelled()
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(self.release, key, result["fencingToken"])
+                    await anyio.to_thread.run_sync(self.release, key, result.grant.fencing_token)
                 raise
         return result
 
@@ -342,12 +358,12 @@ def _ticket(now: float, owner: str, wait: float) -> str:
     return f"{int(now * 1e6):020d}|{int((now + wait) * 1000)}|{uuid.uuid4().hex}|{owner}"
 
 
-def _must_wait(first: dict[str, Any], wait: float) -> bool:
-    return not first["granted"] and first.get("reason") == "contended" and wait > 0
+def _must_wait(first: ClaimResult, wait: float) -> bool:
+    return first.reason == "contended" and wait > 0
 
 
-def _settled(result: dict[str, Any]) -> bool:
-    return bool(result["granted"]) or result.get("reason") == "missing"
+def _settled(result: ClaimResult) -> bool:
+    return result.granted or result.reason == "missing"
 
 
 def _check_issued(token: int, highest: int) -> None:

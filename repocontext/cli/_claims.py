@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 import typer
 
+from repocontext import claims as domain
 from repocontext.arguments import checked_range
 from repocontext.claims.service import MAX_WAIT_SECONDS as MAX_WAIT
-from repocontext.cli._index import (
-    DataDir,
-    JsonOption,
-    RepoIdOption,
-    emit,
-    open_workspace,
-    pick_repo,
-)
+from repocontext.cli._index import DataDir, JsonOption, RepoIdOption, open_workspace, pick_repo
+from repocontext.wire._base import WireModel
+from repocontext.wire.claims import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
 
 __all__ = ["register"]
 
@@ -45,7 +42,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             if wait is not None:
                 checked_range("wait", wait, 0, MAX_WAIT)
             result = workspace.claims.claim(key, owner, lease_seconds=lease, max_wait_seconds=wait)
-            emit(result, as_json, _claim_text)
+            _show(ClaimResult.of(result), as_json, _claim_text(result))
 
     @claims.command(name="next")
     def claim_next(
@@ -61,7 +58,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             result = workspace.claims.claim_next(
                 pick_repo(workspace, repo_id), topic, owner, lease_seconds=lease
             )
-            emit(result, as_json, _claim_text)
+            _show(ClaimResult.of(result), as_json, _claim_text(result))
 
     @claims.command()
     def renew(
@@ -73,8 +70,9 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Extend a claim's lease (superseded: stop working on the entry)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            result = workspace.claims.renew(key, token, lease_seconds=lease)
-            emit(result, as_json, _outcome_text("granted"))
+            renewed = workspace.claims.renew(key, token, lease_seconds=lease)
+            text = _outcome_text(key, "granted", renewed.granted, renewed.reason)
+            _show(RenewResult.of(renewed), as_json, text)
 
     @claims.command()
     def release(
@@ -85,32 +83,38 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Release a claim."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            emit(workspace.claims.release(key, token), as_json, _outcome_text("released"))
+            released = workspace.claims.release(key, token)
+            text = _outcome_text(key, "released", released.released, released.reason)
+            _show(ReleaseResult.of(released), as_json, text)
 
     @claims.command()
     def status(key: KeyArgument, data_dir: DataDir = None, as_json: JsonOption = False) -> None:
         """Show who holds an entry (advisory)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            emit(workspace.claims.status(key), as_json, _status_text)
+            found = workspace.claims.status(key)
+            _show(ClaimStatusResult.of(found), as_json, _status_text(found))
 
 
-def _claim_text(result: dict[str, Any]) -> str:
-    if result["granted"]:
-        return f"{result['key']}: granted, token {result['fencingToken']}"
-    return f"{result.get('key') or '-'}: not granted ({result.get('reason')})"
+def _show(wire: WireModel, as_json: bool, text: str) -> None:
+    """Print the wire form (as the MCP tool's structured content) or the text form."""
+    typer.echo(
+        json.dumps(wire.model_dump(mode="json", by_alias=True), indent=2) if as_json else text
+    )
 
 
-def _outcome_text(flag: str) -> Any:
-    def text(result: dict[str, Any]) -> str:
-        reason = "" if result[flag] else f" ({result.get('reason')})"
-        return f"{result['key']}: {flag}={result[flag]}{reason}"
-
-    return text
+def _claim_text(result: domain.ClaimResult) -> str:
+    if result.grant is not None:
+        return f"{result.key}: granted, token {result.grant.fencing_token}"
+    return f"{result.key or '-'}: not granted ({result.reason})"
 
 
-def _status_text(result: dict[str, Any]) -> str:
-    if not result["exists"]:
-        return f"{result['key']}: no such entry"
-    if result["claimed"]:
-        return f"{result['key']}: held by {result['owner']}, token {result['fencingToken']}"
-    return f"{result['key']}: not claimed"
+def _outcome_text(key: str, flag: str, done: bool, reason: str | None) -> str:
+    return f"{key}: {flag}={done}" + ("" if done else f" ({reason})")
+
+
+def _status_text(status: domain.ClaimStatus) -> str:
+    if not status.exists:
+        return f"{status.key}: no such entry"
+    if status.claimed:
+        return f"{status.key}: held by {status.owner}, token {status.fencing_token}"
+    return f"{status.key}: not claimed"

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 import typer
 
 from repocontext.arguments import checked_range
-from repocontext.cli._index import (
-    DataDir,
-    JsonOption,
-    RepoIdOption,
-    emit,
-    open_workspace,
-    pick_repo,
-)
+from repocontext.cli._index import DataDir, JsonOption, RepoIdOption, open_workspace, pick_repo
 from repocontext.errors import InvalidInputError
+from repocontext.memory import MemoryEntry, Neighbors
 from repocontext.memory.service import MAX_DEPTH, MAX_NODES
+from repocontext.store import Value
+from repocontext.wire._base import WireModel
+from repocontext.wire.entries import EntryResult
+from repocontext.wire.memory import ForgetResult, NeighborsResult, TopicsResult
 
 __all__ = ["register"]
 
@@ -70,7 +69,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 ttl_seconds=ttl,
                 fencing_token=fencing_token,
             )
-            emit(view, as_json, _entry_text)
+            _show(EntryResult.of(view), as_json, _entry_text(view))
 
     @memory.command()
     def recall(
@@ -80,7 +79,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Show one memory entry, with its links and whether they are stale."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            emit(workspace.memory.recall(key), as_json, _entry_text)
+            view = workspace.memory.recall(key)
+            _show(EntryResult.of(view), as_json, _entry_text(view))
 
     @memory.command()
     def update(
@@ -101,7 +101,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Merge changes into an existing entry."""
-        fields: dict[str, Any] = {
+        fields: dict[str, Value] = {
             k: v for k, v in (("title", title), ("body", body), ("kind", kind)) if v
         }
         if status is not None:
@@ -117,7 +117,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 ttl_seconds=ttl,
                 fencing_token=fencing_token,
             )
-            emit(view, as_json, _entry_text)
+            _show(EntryResult.of(view), as_json, _entry_text(view))
 
     @memory.command()
     def forget(
@@ -134,7 +134,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             result = workspace.memory.forget(
                 key, lapse=lapse is not None, lapse_seconds=lapse, fencing_token=fencing_token
             )
-            emit(result, as_json, lambda r: f"{r['key']}: forgotten={r['forgotten']}")
+            text = f"{result.key}: forgotten={result.forgotten}"
+            _show(ForgetResult.of(result), as_json, text)
 
     @memory.command()
     def topics(
@@ -145,13 +146,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """List memory topics and their live entry counts."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             found = workspace.memory.list_topics(pick_repo(workspace, repo_id))
-            emit(
-                {"topics": found},
-                as_json,
-                lambda r: (
-                    "\n".join(f"{t['topic']}\t{t['count']}" for t in r["topics"]) or "(no topics)"
-                ),
-            )
+            text = "\n".join(f"{t.topic}\t{t.count}" for t in found) or "(no topics)"
+            _show(TopicsResult.of(found), as_json, text)
 
     @memory.command()
     def neighbors(
@@ -169,7 +165,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             result = workspace.memory.neighbors(
                 key, relation=relation, depth=depth, max_nodes=max_nodes
             )
-            emit(result, as_json, _neighbors_text)
+            _show(NeighborsResult.of(result), as_json, _neighbors_text(result))
 
 
 def _links(values: list[str] | None) -> dict[str, list[str]] | None:
@@ -186,33 +182,39 @@ def _links(values: list[str] | None) -> dict[str, list[str]] | None:
     return links
 
 
-def _entry_text(view: dict[str, Any]) -> str:
-    if not view.get("exists"):
-        return f"{view['key']}: no such entry"
-    fields = view.get("fields") or {}
-    lines = [f"{view['key']} [{fields.get('kind', 'note')}]"]
-    if fields.get("title"):
-        lines.append(f"  {fields['title']}")
-    if fields.get("body"):
-        lines += [f"  {line}" for line in str(fields["body"]).splitlines()]
-    if view.get("tags"):
-        lines.append(f"  tags: {', '.join(view['tags'])}")
-    for relation, keys in (view.get("links") or {}).items():
+def _show(wire: WireModel, as_json: bool, text: str) -> None:
+    """Print the wire form (as the MCP tool's structured content) or the text form."""
+    typer.echo(
+        json.dumps(wire.model_dump(mode="json", by_alias=True), indent=2) if as_json else text
+    )
+
+
+def _entry_text(view: MemoryEntry) -> str:
+    if not view.exists:
+        return f"{view.key}: no such entry"
+    lines = [f"{view.key} [{view.kind or 'note'}]"]
+    if view.title:
+        lines.append(f"  {view.title}")
+    if view.body:
+        lines += [f"  {line}" for line in view.body.splitlines()]
+    if view.tags:
+        lines.append(f"  tags: {', '.join(view.tags)}")
+    for relation, keys in view.links.items():
         lines += [f"  {relation} -> {key}" for key in keys]
-    for stale in view.get("staleLinks") or []:
-        lines.append(f"  stale: {stale['relation']} -> {stale['key']} ({stale['reason']})")
-    if view.get("remainingSeconds") is not None:
-        lines.append(f"  expires in {view['remainingSeconds']:.0f} s")
+    for stale in view.stale_links:
+        lines.append(f"  stale: {stale.relation} -> {stale.key} ({stale.reason})")
+    if view.remaining_seconds is not None:
+        lines.append(f"  expires in {view.remaining_seconds:.0f} s")
     return "\n".join(lines)
 
 
-def _neighbors_text(result: dict[str, Any]) -> str:
+def _neighbors_text(walk: Neighbors) -> str:
     lines = [
-        f"{'  ' * node['depth']}{node['via']} -> {node['key']}"
-        + ("" if node["exists"] else " (missing)")
-        + (" (stale)" if node.get("stale") else "")
-        for node in result["nodes"]
+        f"{'  ' * node.depth}{node.via} -> {node.key}"
+        + ("" if node.exists else " (missing)")
+        + (" (stale)" if node.stale else "")
+        for node in walk.nodes
     ]
-    if result["truncated"]:
+    if walk.truncated:
         lines.append("(truncated)")
     return "\n".join(lines) or "(no links)"

@@ -9,8 +9,9 @@ from pydantic import Field
 
 from repocontext.arguments import MAX_FENCING_TOKEN
 from repocontext.claims.service import MAX_OWNER_CHARS, MAX_WAIT_SECONDS
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors, map_errors_async
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors, map_errors_async
 from repocontext.mcp._params import MemoryKey, RepoId, Topic
+from repocontext.wire.claims import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
 from repocontext.workspace import Workspace
 
 __all__ = ["claim_tools"]
@@ -28,51 +29,6 @@ Lease = Annotated[
 Token = Annotated[
     int, Field(ge=0, le=MAX_FENCING_TOKEN, description="The fencingToken your claim returned.")
 ]
-
-
-class ClaimResult(WireModel):
-    """Result of ``repocontext_claim`` and ``repocontext_claim_next``."""
-
-    key: str | None
-    granted: bool
-    fencing_token: int | None = None
-    owner: str | None = None
-    lease_expires_at: float | None = None
-    reason: str | None = None
-
-
-class RenewResult(WireModel):
-    """Result of ``repocontext_renew_claim``."""
-
-    key: str
-    fencing_token: int
-    granted: bool
-    lease_expires_at: float | None = None
-    lease_shortened: bool | None = None
-    reason: str | None = None
-
-
-class ReleaseResult(WireModel):
-    """Result of ``repocontext_release_claim``."""
-
-    key: str
-    fencing_token: int
-    released: bool
-    reason: str | None = None
-
-
-class ClaimStatusResult(WireModel):
-    """Result of ``repocontext_claim_status``."""
-
-    key: str
-    exists: bool
-    claimed: bool
-    is_held: bool
-    fencing_token: int | None = None
-    owner: str | None = None
-    lease_expires_at: float | None = None
-    released_fencing_token: int | None = None
-    authoritative: bool = False
 
 
 def claim_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -96,7 +52,7 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         another), `timeout` (waited `maxWaitSeconds`, at most 300). Cancelling a waiting call
         takes it out of the queue. Renew before `leaseExpiresAt`.
         """
-        return ClaimResult.model_validate(
+        return ClaimResult.of(
             await claims.claim_async(
                 key, owner, lease_seconds=leaseSeconds, max_wait_seconds=maxWaitSeconds
             )
@@ -116,9 +72,7 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         the result with `repocontext_update` (`fields {status: done}`, your `fencingToken`),
         then release. `reason: empty` when nothing is left.
         """
-        return ClaimResult.model_validate(
-            claims.claim_next(repoId, topic, owner, lease_seconds=leaseSeconds)
-        )
+        return ClaimResult.of(claims.claim_next(repoId, topic, owner, lease_seconds=leaseSeconds))
 
     @map_errors
     def repocontext_renew_claim(
@@ -131,9 +85,7 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         (your writes will be refused). `reason: missing`: no live entry has the key. A token
         never issued for the entry is refused (`claim.unissued_token`).
         """
-        return RenewResult.model_validate(
-            claims.renew(key, fencingToken, lease_seconds=leaseSeconds)
-        )
+        return RenewResult.of(claims.renew(key, fencingToken, lease_seconds=leaseSeconds))
 
     @map_errors
     def repocontext_release_claim(key: Key, fencingToken: Token) -> ReleaseResult:
@@ -143,12 +95,12 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         is not the newest: someone else holds or held it since). A token never issued for
         the entry is refused (`claim.unissued_token`).
         """
-        return ReleaseResult.model_validate(claims.release(key, fencingToken))
+        return ReleaseResult.of(claims.release(key, fencingToken))
 
     @map_errors
     def repocontext_claim_status(key: Key) -> ClaimStatusResult:
         """Show who holds an entry (advisory: `authoritative` is false; it may change at once)."""
-        return ClaimStatusResult.model_validate(claims.status(key))
+        return ClaimStatusResult.of(claims.status(key))
 
     return [
         ToolSpec("repocontext_claim_status", repocontext_claim_status, "Claim status", READ_ONLY),

@@ -4,45 +4,17 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, JsonValue
+from pydantic import Field
 
 from repocontext.arguments import MAX_PATH_CHARS, quoted
 from repocontext.entries import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SCOPES, recall, scan
 from repocontext.errors import InvalidInputError
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import Id, OptionalTopic, RecordKey, RepoId, Text
+from repocontext.wire.entries import EntryResult, ScanResult
 from repocontext.workspace import Workspace
 
 __all__ = ["entry_tools"]
-
-
-class EntryResult(WireModel):
-    """One entry view (``repocontext_recall``, and each entry of ``repocontext_scan``)."""
-
-    key: str
-    exists: bool
-    kind: str
-    repo_id: str
-    path: str | None = None
-    fully_qualified_name: str | None = None
-    topic: str | None = None
-    id: str | None = None
-    fields: dict[str, JsonValue] = Field(default_factory=dict)
-    tags: list[str] | None = None
-    links: dict[str, list[str]] | None = None
-    version: int | None = None
-    expires_at: float | None = None
-    remaining_seconds: float | None = None
-    stale: bool | None = None
-    stale_links: list[dict[str, str]] | None = None
-    claim: dict[str, JsonValue] | None = None
-
-
-class ScanResult(WireModel):
-    """Result of ``repocontext_scan``."""
-
-    entries: list[EntryResult]
-    continuation_token: str | None = None
 
 
 def entry_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -61,7 +33,7 @@ def entry_tools(workspace: Workspace) -> list[ToolSpec]:
         keys. A memory entry has `links` and `stale`/`staleLinks` (`changed` or `missing`
         targets). File entries count their symbols: use repocontext_outline for those.
         """
-        return EntryResult.model_validate(recall(store, key))
+        return EntryResult.of(recall(store, key))
 
     @map_errors
     def repocontext_scan(
@@ -97,8 +69,7 @@ def entry_tools(workspace: Workspace) -> list[ToolSpec]:
             page_size=pageSize,
             token=continuationToken,
         )
-        entries = [EntryResult.model_validate(entry) for entry in page.entries]
-        return ScanResult(entries=entries, continuation_token=page.continuation_token)
+        return ScanResult.of(page)
 
     return [
         ToolSpec("repocontext_recall", repocontext_recall, "Recall one entry", READ_ONLY),

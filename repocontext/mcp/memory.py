@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated, Final
 
 from mcp.types import ToolAnnotations
@@ -9,9 +10,8 @@ from pydantic import Field, JsonValue
 
 from repocontext.arguments import MAX_FENCING_TOKEN, MAX_KEY_CHARS
 from repocontext.auth import visible
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import Id, MemoryKey, RepoId, Topic
-from repocontext.mcp.entries import EntryResult
 from repocontext.memory.service import (
     MAX_CHARS,
     MAX_DEPTH,
@@ -19,6 +19,8 @@ from repocontext.memory.service import (
     MAX_TAG_CHARS,
     MAX_TAGS_PER_CALL,
 )
+from repocontext.wire.entries import EntryResult
+from repocontext.wire.memory import ForgetResult, NeighborsResult, TopicsResult
 from repocontext.workspace import Workspace
 
 __all__ = ["memory_tools"]
@@ -42,46 +44,6 @@ FencingToken = Annotated[
 Ttl = Annotated[
     float | None, Field(gt=0, description="Seconds to expiry (cut to 10 years); omit: durable.")
 ]
-
-
-class ForgetResult(WireModel):
-    """Result of ``repocontext_forget``."""
-
-    key: str
-    forgotten: bool
-    lapses_at: float | None = None
-
-
-class TopicCount(WireModel):
-    """One topic and its number of live entries."""
-
-    topic: str
-    count: int
-
-
-class TopicsResult(WireModel):
-    """Result of ``repocontext_list_topics``."""
-
-    topics: list[TopicCount]
-
-
-class NeighborNode(WireModel):
-    """One key reached by ``repocontext_neighbors``."""
-
-    key: str
-    exists: bool
-    depth: int
-    via: str
-    from_: str = Field(alias="from")
-    stale: bool = False
-
-
-class NeighborsResult(WireModel):
-    """Result of ``repocontext_neighbors``."""
-
-    key: str
-    nodes: list[NeighborNode]
-    truncated: bool
 
 
 def memory_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -112,7 +74,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         version, so recall can tell when it drifted. Errors: `repo.not_found`,
         `input.invalid`.
         """
-        return EntryResult.model_validate(
+        return EntryResult.of(
             memory.remember(
                 repoId,
                 topic,
@@ -151,7 +113,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         claimed entry needs the holder's `fencingToken` (`claim.*` errors). Errors:
         `memory.not_found`, `memory.wrong_family`, `input.invalid`.
         """
-        return EntryResult.model_validate(
+        return EntryResult.of(
             memory.update(
                 key,
                 fields=fields,  # type: ignore[arg-type]  # JSON values are store values
@@ -178,7 +140,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         A lapse never shortens a later expiry. `forgotten` is false when no live entry has
         the key (forgetting twice is harmless). Errors: `memory.wrong_family`.
         """
-        return ForgetResult.model_validate(
+        return ForgetResult.of(
             memory.forget(key, lapse=lapse, lapse_seconds=lapseSeconds, fencing_token=fencingToken)
         )
 
@@ -187,8 +149,7 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         repoId: RepoId,
     ) -> TopicsResult:
         """List the memory topics of a repository with their number of live entries."""
-        topics = [TopicCount.model_validate(t) for t in memory.list_topics(repoId)]
-        return TopicsResult(topics=topics)
+        return TopicsResult.of(memory.list_topics(repoId))
 
     @map_errors
     def repocontext_neighbors(
@@ -205,10 +166,9 @@ def memory_tools(workspace: Workspace) -> list[ToolSpec]:
         `memory.wrong_family`.
         """
         walk = memory.neighbors(key, relation=relation, depth=depth, max_nodes=maxNodes)
-        nodes = walk.get("nodes")
-        if isinstance(nodes, list):  # keys of repositories outside the caller's grant are cut
-            walk["nodes"] = [n for n in nodes if isinstance(n, dict) and visible(str(n["key"]))]
-        return NeighborsResult.model_validate(walk)
+        # Keys of repositories outside the caller's grant are cut.
+        seen = tuple(node for node in walk.nodes if visible(node.key))
+        return NeighborsResult.of(dataclasses.replace(walk, nodes=seen))
 
     return [
         ToolSpec("repocontext_list_topics", repocontext_list_topics, "List topics", READ_ONLY),

@@ -1,5 +1,5 @@
-"""Agent memory: entries under topics with TTL and typed links (``MemoryService``), and
-their archive (``MemoryArchiver``)."""
+"""Agent memory: entries under topics with TTL and typed links (``MemoryService``), the typed
+values it answers with, and their archive (``MemoryArchiver``)."""
 
 from repocontext.memory.archiver import (
     ARCHIVE_NAME,
@@ -8,16 +8,34 @@ from repocontext.memory.archiver import (
     RestoreMode,
     RestoreReport,
 )
+from repocontext.memory.entry import (
+    EntryClaim,
+    Forgotten,
+    MemoryEntry,
+    NeighborNode,
+    Neighbors,
+    TopicCount,
+    memory_entry,
+)
+from repocontext.memory.links import StaleLink
 from repocontext.memory.service import KINDS, MemoryNotFoundError, MemoryService, WrongFamilyError
 
 __all__ = [
     "ARCHIVE_NAME",
     "KINDS",
     "ArchiveStatus",
+    "EntryClaim",
+    "Forgotten",
     "MemoryArchiver",
+    "MemoryEntry",
     "MemoryNotFoundError",
     "MemoryService",
+    "NeighborNode",
+    "Neighbors",
     "RestoreMode",
     "RestoreReport",
+    "StaleLink",
+    "TopicCount",
     "WrongFamilyError",
+    "memory_entry",
 ]

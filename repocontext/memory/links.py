@@ -19,7 +19,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, Literal
 
 from repocontext.errors import InvalidInputError, InvalidKeyError
 from repocontext.index.nodes import file_text
@@ -30,6 +30,7 @@ __all__ = [
     "LINK_FIELD",
     "LINK_SET",
     "Link",
+    "StaleLink",
     "capture",
     "check_links",
     "decode_link",
@@ -63,6 +64,15 @@ class Link:
     def digest_field(self) -> str:
         """The name of the field holding the captured digest."""
         return f"{LINK_FIELD}{self.relation} {self.key}"
+
+
+@dataclass(frozen=True, slots=True)
+class StaleLink:
+    """A link whose target drifted since it was linked (``changed``) or is gone (``missing``)."""
+
+    relation: str
+    key: str
+    reason: Literal["changed", "missing"]
 
 
 def encode_link(relation: str, key: str) -> str:
@@ -129,8 +139,7 @@ def capture(store: Store, key: str) -> str | None:
     family = parse_key(key).family
     if family == "file":
         record = store.get(STRUCTURAL, key)
-        value = record.value if record is not None else None
-        return str(value.get("blobId")) if isinstance(value, dict) else None
+        return _blob_id(record.value) if record is not None else None
     if family == "symbol":
         return _symbol_digest(store, key)
     return None
@@ -143,35 +152,56 @@ def exists(store: Store, key: str) -> bool:
 
 def check_links(
     store: Store, links: Iterable[Link], fields: Mapping[str, Value]
-) -> list[dict[str, Value]]:
-    """Return ``[{relation, key, reason}]`` for each link whose target drifted or is missing."""
-    stale: list[dict[str, Value]] = []
+) -> list[StaleLink]:
+    """Return the links whose target drifted or is missing, in the order given."""
+    stale: list[StaleLink] = []
     for link in links:
         if not exists(store, link.key):
-            reason = "missing"
-        else:
-            captured = fields.get(link.digest_field)
-            now = capture(store, link.key) if captured is not None else None
-            if captured is None or now == captured:
-                continue
-            reason = "changed"
-        stale.append({"relation": link.relation, "key": link.key, "reason": reason})
+            stale.append(StaleLink(link.relation, link.key, "missing"))
+            continue
+        captured = fields.get(link.digest_field)
+        now = capture(store, link.key) if captured is not None else None
+        if captured is not None and now != captured:
+            stale.append(StaleLink(link.relation, link.key, "changed"))
     return stale
 
 
 def _symbol_digest(store: Store, key: str) -> str | None:
     record = store.get(SYMBOL, key)
-    value: Any = record.value if record is not None else None
-    if not isinstance(value, dict):
+    if record is None or not isinstance(record.value, dict):
         return None
     repo_id = parse_key(key).repo_id
     digest = hashlib.sha256()
     texts: dict[str, list[str]] = {}
-    for definition in value.get("defs") or []:
-        path = str(definition.get("path"))
+    for path, start, end in _definition_spans(record.value):
         if path not in texts:
             texts[path] = (file_text(store, repo_id, path) or "").splitlines()
-        start, end = int(definition.get("startLine", 1)), int(definition.get("endLine", 0))
         digest.update(path.encode() + b"\0")
         digest.update("\n".join(texts[path][start - 1 : end]).encode() + b"\0")
     return digest.hexdigest()[:32]
+
+
+# -- record codecs: the only readers of the index's stored field names here -------------
+
+
+def _blob_id(node: Value) -> str | None:
+    """The git blob id of a stored file node."""
+    return str(node.get("blobId")) if isinstance(node, dict) else None
+
+
+def _definition_spans(symbol: Mapping[str, Value]) -> list[tuple[str, int, int]]:
+    """``(path, startLine, endLine)`` of each definition of a stored symbol record."""
+    spans = []
+    definitions = symbol.get("defs")
+    for definition in definitions if isinstance(definitions, list) else []:
+        if not isinstance(definition, dict):
+            continue
+        start, end = definition.get("startLine", 1), definition.get("endLine", 0)
+        spans.append(
+            (
+                str(definition.get("path")),
+                start if isinstance(start, int) else 1,
+                end if isinstance(end, int) else 0,
+            )
+        )
+    return spans

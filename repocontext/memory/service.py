@@ -22,21 +22,22 @@ import math
 import re
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Final
 
 from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
-from repocontext.memory.fence import CLAIM_FIELDS, check_write, claim_state, valid_token
-from repocontext.memory.ids import new_id
-from repocontext.memory.links import (
-    LINK_FIELD,
-    LINK_SET,
-    Link,
-    capture,
-    check_links,
-    decode_link,
-    exists,
-    parse_links,
+from repocontext.memory.entry import (
+    TAG_SET,
+    Forgotten,
+    MemoryEntry,
+    NeighborNode,
+    Neighbors,
+    TopicCount,
+    entry_links,
+    memory_entry,
 )
+from repocontext.memory.fence import CLAIM_FIELDS, check_write, valid_token
+from repocontext.memory.ids import new_id
+from repocontext.memory.links import LINK_SET, Link, capture, check_links, exists, parse_links
 from repocontext.store import MEMORY, STRUCTURAL, Record, Store, Value, repo_record
 from repocontext.store.document import DocPatch, DocState
 from repocontext.store.keys import family_prefix, mem_key, parse_key, repo_key
@@ -49,7 +50,6 @@ __all__ = [
     "WrongFamilyError",
     "check_topic",
     "memory_repo_id",
-    "memory_view",
 ]
 
 KINDS: Final = ("note", "decision", "memory")
@@ -67,7 +67,6 @@ MAX_NODES: Final = 100
 _TOPIC: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_TAG_SET: Final = "tags"
 _DEFAULT_TTL: Final = "memoryDefaultTtlSeconds"
 
 
@@ -114,8 +113,8 @@ class MemoryService:
         add_links: Mapping[str, Iterable[str]] | None = None,
         ttl_seconds: float | None = None,
         fencing_token: int | None = None,
-    ) -> dict[str, Value]:
-        """Create an entry, or merge into the entry with ``entry_id``; return its view.
+    ) -> MemoryEntry:
+        """Create an entry, or merge into the entry with ``entry_id``; return it.
 
         Raises:
             NotFoundError: The repository is not registered.
@@ -167,8 +166,8 @@ class MemoryService:
         remove_links: Mapping[str, Iterable[str]] | None = None,
         ttl_seconds: float | None = None,
         fencing_token: int | None = None,
-    ) -> dict[str, Value]:
-        """Merge fields, tags and links into a live entry; return its view.
+    ) -> MemoryEntry:
+        """Merge fields, tags and links into a live entry; return it.
 
         A ``None`` field value clears the field (``kind`` cannot be cleared: ``None`` is
         refused). The TTL, when given, only takes effect if it ends later than the entry's
@@ -223,7 +222,7 @@ class MemoryService:
         lapse: bool = False,
         lapse_seconds: float | None = None,
         fencing_token: int | None = None,
-    ) -> dict[str, Value]:
+    ) -> Forgotten:
         """Delete an entry, or with ``lapse`` let it expire soon; ``forgotten`` false if absent.
 
         A lapse never shortens a later expiry: the entry expires at the later of the two.
@@ -249,11 +248,9 @@ class MemoryService:
 
         record = self.store.update_doc(MEMORY, key, decide)
         if record is None:
-            return {"key": key, "forgotten": False}
+            return Forgotten(key, forgotten=False)
         self._written(key)
-        if lapse:
-            return {"key": key, "forgotten": True, "lapsesAt": record.expires_at}
-        return {"key": key, "forgotten": True}
+        return Forgotten(key, forgotten=True, lapses_at=record.expires_at if lapse else None)
 
     def set_default_ttl(self, repo_id: str, seconds: float | None) -> None:
         """Set (or with ``None`` clear) the TTL given to new entries of a repository.
@@ -263,8 +260,8 @@ class MemoryService:
             InvalidInputError: ``seconds`` is not positive.
         """
         repo = self._repo(repo_id)
-        repo[_DEFAULT_TTL] = None if seconds is None else _ttl(seconds)
-        self.store.put(STRUCTURAL, repo_key(repo_id), repo)
+        ttl = None if seconds is None else _ttl(seconds)
+        self.store.put(STRUCTURAL, repo_key(repo_id), {**repo, _DEFAULT_TTL: ttl})
 
     # -- reads -------------------------------------------------------------------------
 
@@ -276,17 +273,17 @@ class MemoryService:
         """
         return _default_ttl(self._repo(repo_id))
 
-    def recall(self, key: str) -> dict[str, Value]:
-        """Return the view of a memory entry (``exists`` false when absent or expired).
+    def recall(self, key: str) -> MemoryEntry:
+        """Return a memory entry (``exists`` false when absent or expired).
 
         Raises:
             WrongFamilyError: The key is not a memory key.
         """
         memory_repo_id(key)
-        return memory_view(self.store, key, self.store.get(MEMORY, key))
+        return memory_entry(self.store, key, self.store.get(MEMORY, key))
 
-    def list_topics(self, repo_id: str) -> list[dict[str, Value]]:
-        """Return ``[{topic, count}]`` of the live entries of a repository, by topic.
+    def list_topics(self, repo_id: str) -> list[TopicCount]:
+        """Return the topics of a repository's live entries with their counts, by topic.
 
         Raises:
             NotFoundError: The repository is not registered.
@@ -297,11 +294,11 @@ class MemoryService:
             topic = parse_key(record.key).topic
             if topic is not None:
                 counts[topic] += 1
-        return [{"topic": topic, "count": counts[topic]} for topic in sorted(counts)]
+        return [TopicCount(topic, counts[topic]) for topic in sorted(counts)]
 
     def neighbors(
         self, key: str, *, relation: str | None = None, depth: int = 1, max_nodes: int = 50
-    ) -> dict[str, Value]:
+    ) -> Neighbors:
         """Walk outbound links breadth first from a memory entry.
 
         Each reached key is reported once, at its smallest depth, with the relation and the
@@ -319,7 +316,7 @@ class MemoryService:
         start = self.store.get(MEMORY, key)
         if start is None:
             raise MemoryNotFoundError(f"no memory entry {key!r}")
-        nodes: list[dict[str, Value]] = []
+        nodes: list[NeighborNode] = []
         seen = {key}
         queue: deque[tuple[Record, int]] = deque([(start, 0)])
         truncated = False
@@ -328,8 +325,8 @@ class MemoryService:
             doc = record.doc
             if doc is None or level >= depth:
                 continue
-            links = _links(doc.sets.get(LINK_SET, ()))
-            stale = {(s["relation"], s["key"]) for s in check_links(self.store, links, doc.fields)}
+            links = entry_links(doc)
+            stale = {(s.relation, s.key) for s in check_links(self.store, links, doc.fields)}
             for link in links:
                 if (relation is not None and link.relation != relation) or link.key in seen:
                     continue
@@ -338,21 +335,15 @@ class MemoryService:
                     break
                 seen.add(link.key)
                 live = exists(self.store, link.key)
-                node: dict[str, Value] = {
-                    "key": link.key,
-                    "exists": live,
-                    "depth": level + 1,
-                    "via": link.relation,
-                    "from": record.key,
-                }
-                if (link.relation, link.key) in stale:
-                    node["stale"] = True
-                nodes.append(node)
+                stale_link = (link.relation, link.key) in stale
+                nodes.append(
+                    NeighborNode(link.key, live, level + 1, link.relation, record.key, stale_link)
+                )
                 if live and parse_key(link.key).family == "mem":
                     target = self.store.get(MEMORY, link.key)
                     if target is not None:
                         queue.append((target, level + 1))
-        return {"key": key, "nodes": list[Value](nodes), "truncated": truncated}
+        return Neighbors(key, tuple(nodes), truncated)
 
     # -- helpers -----------------------------------------------------------------------
 
@@ -378,29 +369,29 @@ class MemoryService:
         add: dict[str, list[str]] = {}
         remove: dict[str, list[str]] = {}
         if tags:
-            add[_TAG_SET] = _tags(tags)
+            add[TAG_SET] = _tags(tags)
         if added:
             add[LINK_SET] = [link.element for link in added]
         if remove_tags:
-            remove[_TAG_SET] = _tags(remove_tags)
+            remove[TAG_SET] = _tags(remove_tags)
         if remove_links:
             remove[LINK_SET] = [link.element for link in remove_links]
         return DocPatch(set_fields=fields, add=add, remove=remove, expires_at_ms=expires)
 
     def _write(
         self, key: str, decide: Callable[[DocState | None, DocState | None], DocPatch]
-    ) -> dict[str, Value]:
+    ) -> MemoryEntry:
         record = self.store.update_doc(MEMORY, key, decide)
         if record is None:  # decide always returns a patch, so something was stored
             raise MemoryNotFoundError(f"no memory entry {key!r}")
         self._written(key)
-        return memory_view(self.store, key, record)
+        return memory_entry(self.store, key, record)
 
     def _written(self, key: str) -> None:
         if self._on_write is not None:
             self._on_write(memory_repo_id(key))
 
-    def _repo(self, repo_id: str) -> dict[str, Any]:
+    def _repo(self, repo_id: str) -> dict[str, Value]:
         repo = repo_record(self.store, repo_id)
         if repo is None:
             raise NotFoundError(
@@ -410,61 +401,9 @@ class MemoryService:
         return repo
 
 
-def memory_view(store: Store, key: str, record: Record | None) -> dict[str, Value]:
-    """The entry view of a memory record, as ``repocontext_recall`` returns it."""
-    parsed = parse_key(key)
-    view: dict[str, Value] = {
-        "key": key,
-        "exists": record is not None and record.doc is not None,
-        "kind": "memory",
-        "repoId": parsed.repo_id,
-        "topic": parsed.topic,
-        "id": parsed.id,
-    }
-    if record is None or record.doc is None:
-        return view
-    doc = record.doc
-    links = _links(doc.sets.get(LINK_SET, ()))
-    grouped: dict[str, list[Value]] = {}
-    for link in links:
-        grouped.setdefault(link.relation, []).append(link.key)
-    view["fields"] = {
-        name: value
-        for name, value in doc.fields.items()
-        if not name.startswith(LINK_FIELD) and name not in CLAIM_FIELDS
-    }
-    view["tags"] = list[Value](sorted(doc.sets.get(_TAG_SET, ())))
-    view["links"] = dict[str, Value](grouped)
-    view["version"] = record.version
-    if record.expires_at is not None:
-        view["expiresAt"] = record.expires_at
-        view["remainingSeconds"] = round(max(record.expires_at - store.clock.now(), 0.0), 3)
-    claim = claim_state(doc)
-    if claim.highest:
-        view["claim"] = {
-            "claimed": claim.live(store.clock.now()),
-            "owner": claim.owner,
-            # A forget or an expiry clears the claim fields but keeps the fencing register:
-            # the token shown is then the highest issued, which the next claim goes above.
-            "fencingToken": claim.token or claim.highest,
-            "leaseExpiresAt": claim.lease_until,
-            "released": claim.released,
-        }
-    stale = check_links(store, links, doc.fields)
-    view["stale"] = bool(stale)
-    if stale:
-        view["staleLinks"] = list[Value](stale)
-    return view
-
-
-def _default_ttl(repo: Mapping[str, Any]) -> float | None:
+def _default_ttl(repo: Mapping[str, Value]) -> float | None:
     value = repo.get(_DEFAULT_TTL)
     return float(value) if isinstance(value, int | float) else None
-
-
-def _links(elements: Iterable[str]) -> list[Link]:
-    found = (decode_link(element) for element in elements)
-    return sorted((link for link in found if link is not None), key=lambda x: (x.relation, x.key))
 
 
 def memory_repo_id(key: str) -> str:
@@ -500,7 +439,7 @@ def _afresh(stored: DocState, patch: DocPatch) -> DocPatch:
     cleared: dict[str, Value] = {n: None for n in stored.fields if n not in CLAIM_FIELDS}
     remove = {
         name: sorted(stored.sets[name] - set(patch.add.get(name, ())))
-        for name in (_TAG_SET, LINK_SET)
+        for name in (TAG_SET, LINK_SET)
         if name in stored.sets
     }
     set_fields = {**cleared, **patch.set_fields}

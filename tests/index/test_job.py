@@ -60,7 +60,7 @@ def test_links_carry_the_reason_they_were_made(workspace, repo):
     users = workspace.store.get(XREF, xref_key("demo", "name:parse")).value
     assert "pkg/app.py" in users["users"] and users["count"] >= 2
     entry = recall(workspace.store, symbol_key("demo", "pkg.util.parse"))
-    assert "pkg/app.py" in entry["fields"]["users"]
+    assert "pkg/app.py" in entry.fields["users"]
 
 
 def test_a_rerun_over_an_unchanged_tree_writes_nothing_but_status(workspace, repo):

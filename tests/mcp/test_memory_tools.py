@@ -129,8 +129,8 @@ async def test_eight_concurrent_clients_lose_nothing(workspace):
         for n in range(8):
             group.start_soon(client_writes, n)
     view = workspace.memory.recall(key)
-    assert len(view["tags"]) == 40 and len(view["links"]["related"]) == 40
-    assert view["fields"]["title"] == "shared"
+    assert len(view.tags) == 40 and len(view.links["related"]) == 40
+    assert view.fields["title"] == "shared"
 
 
 @pytest.fixture

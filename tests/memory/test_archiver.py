@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import ArchiveCorruptError, InvalidInputError, StoreReadOnlyError
-from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
+from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryEntry, MemoryService
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, STRUCTURAL, ArchiveReport, Store, Value
 from repocontext.store.archive import read_archive
@@ -50,22 +50,20 @@ def remember(store: Store, n: int, start: int = 0) -> list[str]:
             tags=["a", f"t{i}"],
             add_links={"related": ["repo/r/mem/decisions/e0"]},
         )
-        keys.append(str(view["key"]))
+        keys.append(view.key)
     return keys
 
 
-def field(view: dict[str, Value], name: str) -> Value:
-    fields = view["fields"]
-    assert isinstance(fields, dict)
-    return fields[name]
+def field(view: MemoryEntry, name: str) -> Value:
+    return view.fields[name]
 
 
-def views(store: Store) -> dict[str, tuple[Value, ...]]:
+def views(store: Store) -> dict[str, tuple[object, ...]]:
     memory = MemoryService(store)
-    found: dict[str, tuple[Value, ...]] = {}
+    found: dict[str, tuple[object, ...]] = {}
     for record in store.iter_records(MEMORY):
         view = memory.recall(record.key)
-        found[record.key] = (view["fields"], view["tags"], view["links"], view.get("expiresAt"))
+        found[record.key] = (dict(view.fields), view.tags, view.links, view.expires_at)
     return found
 
 
@@ -201,7 +199,7 @@ def test_always_merges_into_a_store_with_newer_local_changes_and_off_does_nothin
         assert target.count(MEMORY) == 3
         e0 = memory.recall("repo/r/mem/decisions/e0")
         assert field(e0, "title") == "local"
-        assert e0["tags"] == ["a", "mine", "t0"]
+        assert e0.tags == ("a", "mine", "t0")
         assert archiver.export_if_changed() is not None  # the store now holds more
 
 

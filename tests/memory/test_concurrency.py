@@ -35,10 +35,10 @@ def test_eight_writers_lose_no_field_tag_or_link(tmp_path: Path):
         for e in range(ENTRIES):
             view = workspace.memory.recall(mem_key("demo", "shared", f"e{e}"))
             want_tags = {f"w{w}-r{r}" for w in range(WORKERS) for r in range(ROUNDS)}
-            assert set(view["tags"]) == want_tags
+            assert set(view.tags) == want_tags
             want_links = {mem_key("demo", "targets", tag) for tag in want_tags}
-            assert set(view["links"]["related"]) == want_links
-            fields = view["fields"]
+            assert set(view.links["related"]) == want_links
+            fields = view.fields
             assert fields["title"] == "shared"  # written once, before, never lost
             assert fields["author"] in {f"w{w}" for w in range(WORKERS)}
             assert fields["body"] in {f"w{w} r{r}" for w in range(WORKERS) for r in range(ROUNDS)}

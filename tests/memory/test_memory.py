@@ -11,7 +11,15 @@ import pytest
 
 from repocontext.entries import scan
 from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
-from repocontext.memory import MemoryNotFoundError, WrongFamilyError
+from repocontext.memory import (
+    EntryClaim,
+    Forgotten,
+    MemoryNotFoundError,
+    NeighborNode,
+    StaleLink,
+    TopicCount,
+    WrongFamilyError,
+)
 from repocontext.memory.fence import StaleTokenError
 from repocontext.memory.service import MAX_TTL_SECONDS
 from repocontext.settings import Settings
@@ -62,29 +70,29 @@ def test_remember_recall_and_merge(ws):
         provenance="design review",
         tags=["storage", "storage", " db "],
     )
-    assert view["exists"] is True
-    assert view["kind"] == "memory"
-    assert view["topic"] == "decisions"
-    assert view["key"] == mem_key("demo", "decisions", view["id"])
-    assert view["fields"]["kind"] == "decision"
-    assert view["fields"]["title"] == "Use LMDB"
-    assert view["fields"]["createdAt"] == ws.store.clock.now()
-    assert view["tags"] == ["db", "storage"]
-    assert view["links"] == {}
-    assert "expiresAt" not in view and view["stale"] is False
+    assert view.exists is True
+    assert view.kind == "decision"
+    assert view.topic == "decisions"
+    assert view.key == mem_key("demo", "decisions", view.id)
+    assert view.fields["kind"] == "decision"
+    assert view.fields["title"] == "Use LMDB"
+    assert view.fields["createdAt"] == ws.store.clock.now()
+    assert view.tags == ("db", "storage")
+    assert view.links == {}
+    assert view.expires_at is None and view.stale is False
     # remember with the same id merges: fields given replace theirs, tags add up.
-    again = ws.memory.remember("demo", "decisions", entry_id=view["id"], body="Fast.", tags=["x"])
-    assert again["fields"]["title"] == "Use LMDB"
-    assert again["fields"]["body"] == "Fast."
-    assert again["fields"]["kind"] == "decision"  # not reset to the default
-    assert again["tags"] == ["db", "storage", "x"]
-    assert ws.memory.recall(view["key"]) == again
+    again = ws.memory.remember("demo", "decisions", entry_id=view.id, body="Fast.", tags=["x"])
+    assert again.fields["title"] == "Use LMDB"
+    assert again.fields["body"] == "Fast."
+    assert again.fields["kind"] == "decision"  # not reset to the default
+    assert again.tags == ("db", "storage", "x")
+    assert ws.memory.recall(view.key) == again
 
 
 def test_generated_ids_sort_by_creation(ws, clock):
     keys = []
     for i in range(30):
-        keys.append(ws.memory.remember("demo", "todo", title=f"item {i}")["id"])
+        keys.append(ws.memory.remember("demo", "todo", title=f"item {i}").id)
         if i % 7 == 0:
             clock.advance(0.001)
     assert keys == sorted(keys)
@@ -93,14 +101,14 @@ def test_generated_ids_sort_by_creation(ws, clock):
 
 
 def test_update_merges_and_clears(ws):
-    key = ws.memory.remember("demo", "notes", title="t", body="b", tags=["a", "b"])["key"]
+    key = ws.memory.remember("demo", "notes", title="t", body="b", tags=["a", "b"]).key
     view = ws.memory.update(
         key, fields={"body": None, "author": "me"}, add_tags=["c"], remove_tags=["a"]
     )
-    assert "body" not in view["fields"]
-    assert view["fields"]["author"] == "me"
-    assert view["fields"]["title"] == "t"
-    assert view["tags"] == ["b", "c"]
+    assert "body" not in view.fields
+    assert view.fields["author"] == "me"
+    assert view.fields["title"] == "t"
+    assert view.tags == ("b", "c")
     with pytest.raises(InvalidInputError, match="unknown field"):
         ws.memory.update(key, fields={"color": "red"})
     with pytest.raises(InvalidInputError, match="kind"):
@@ -119,8 +127,8 @@ def test_unknown_keys_and_wrong_families_are_clear_errors(ws):
         ws.memory.neighbors("not a key at all")
     with pytest.raises(NotFoundError):
         ws.memory.remember("nosuchrepo", "notes", title="x")
-    assert ws.memory.recall(missing)["exists"] is False
-    assert ws.memory.forget(missing) == {"key": missing, "forgotten": False}
+    assert ws.memory.recall(missing).exists is False
+    assert ws.memory.forget(missing) == Forgotten(missing, forgotten=False)
     assert memory_records(ws) == 0
 
 
@@ -158,59 +166,56 @@ def test_invalid_topics_are_refused(ws, topic):
 
 def test_ttl_rules(ws, clock):
     short = ws.memory.remember("demo", "notes", title="short", ttl_seconds=100)
-    assert short["remainingSeconds"] == 100
-    key = short["key"]
+    assert short.remaining_seconds == 100
+    key = short.key
     clock.advance(40)
     # A shorter TTL never shortens; the remaining TTL is kept by an update without one.
-    assert ws.memory.update(key, ttl_seconds=10)["remainingSeconds"] == 60
-    assert ws.memory.update(key, fields={"body": "b"})["remainingSeconds"] == 60
-    assert ws.memory.update(key, ttl_seconds=500)["remainingSeconds"] == 500
+    assert ws.memory.update(key, ttl_seconds=10).remaining_seconds == 60
+    assert ws.memory.update(key, fields={"body": "b"}).remaining_seconds == 60
+    assert ws.memory.update(key, ttl_seconds=500).remaining_seconds == 500
     ws.memory.set_default_ttl("demo", 30)
     assert ws.memory.default_ttl("demo") == 30
     fresh = ws.memory.remember("demo", "notes", title="defaulted")
-    assert fresh["remainingSeconds"] == 30
+    assert fresh.remaining_seconds == 30
     explicit = ws.memory.remember("demo", "notes", title="explicit", ttl_seconds=1000)
-    assert explicit["remainingSeconds"] == 1000
+    assert explicit.remaining_seconds == 1000
     # The default applies to new entries only.
-    assert ws.memory.update(key, fields={"title": "x"})["remainingSeconds"] == 500
+    assert ws.memory.update(key, fields={"title": "x"}).remaining_seconds == 500
     ws.memory.set_default_ttl("demo", None)
     durable = ws.memory.remember("demo", "other", title="durable")
-    assert "remainingSeconds" not in durable
+    assert durable.remaining_seconds is None
     with pytest.raises(InvalidInputError):
         ws.memory.set_default_ttl("demo", -1)
     clock.advance(31)
     # Expired entries vanish from recall, topics and scans.
-    assert ws.memory.recall(fresh["key"])["exists"] is False
-    assert ws.memory.list_topics("demo") == [
-        {"topic": "notes", "count": 2},
-        {"topic": "other", "count": 1},
-    ]
-    listed = {e["key"] for e in scan(ws.store, "demo", "memory").entries}
-    assert listed == {key, explicit["key"], durable["key"]}
+    assert ws.memory.recall(fresh.key).exists is False
+    assert ws.memory.list_topics("demo") == [TopicCount("notes", 2), TopicCount("other", 1)]
+    listed = {e.key for e in scan(ws.store, "demo", "memory").entries}
+    assert listed == {key, explicit.key, durable.key}
     with pytest.raises(MemoryNotFoundError):
-        ws.memory.update(fresh["key"], fields={"title": "back?"})
+        ws.memory.update(fresh.key, fields={"title": "back?"})
 
 
 def test_forget_and_lapse(ws, clock):
-    durable = ws.memory.remember("demo", "notes", title="durable")["key"]
-    long = ws.memory.remember("demo", "notes", title="long", ttl_seconds=3600)["key"]
-    gone = ws.memory.remember("demo", "notes", title="gone")["key"]
-    assert ws.memory.forget(gone) == {"key": gone, "forgotten": True}
-    assert ws.memory.recall(gone)["exists"] is False
+    durable = ws.memory.remember("demo", "notes", title="durable").key
+    long = ws.memory.remember("demo", "notes", title="long", ttl_seconds=3600).key
+    gone = ws.memory.remember("demo", "notes", title="gone").key
+    assert ws.memory.forget(gone) == Forgotten(gone, forgotten=True)
+    assert ws.memory.recall(gone).exists is False
     lapsed = ws.memory.forget(durable, lapse=True)
-    assert lapsed["lapsesAt"] == pytest.approx(clock.now() + 60)
+    assert lapsed.lapses_at == pytest.approx(clock.now() + 60)
     # A lapse cannot shorten a later expiry.
-    assert ws.memory.forget(long, lapse=True, lapse_seconds=5)["lapsesAt"] == pytest.approx(
+    assert ws.memory.forget(long, lapse=True, lapse_seconds=5).lapses_at == pytest.approx(
         clock.now() + 3600
     )
     with pytest.raises(InvalidInputError):
         ws.memory.forget(long, lapse=True, lapse_seconds=0)
     clock.advance(61)
-    assert ws.memory.recall(durable)["exists"] is False
-    assert ws.memory.recall(long)["exists"] is True
+    assert ws.memory.recall(durable).exists is False
+    assert ws.memory.recall(long).exists is True
     # Remembering a forgotten id starts a new entry: nothing of the old one comes back.
     back = ws.memory.remember("demo", "notes", entry_id=gone.rsplit("/", 1)[1], body="new")
-    assert back["fields"].get("title") is None and back["fields"]["body"] == "new"
+    assert back.fields.get("title") is None and back.fields["body"] == "new"
 
 
 @pytest.mark.parametrize("end", ["expired", "swept", "forgotten"])
@@ -220,55 +225,51 @@ def test_remembering_an_id_whose_entry_ended_makes_a_new_durable_entry(ws, clock
     old = ws.memory.remember(
         "demo", "notes", entry_id="a", body="OLD", tags=["old"], add_links=links, ttl_seconds=30
     )
-    ws.memory.update(old["key"], fields={"status": "done"})
+    ws.memory.update(old.key, fields={"status": "done"})
     if end == "forgotten":  # while its expiry is still ahead
-        assert ws.memory.forget(old["key"])["forgotten"] is True
+        assert ws.memory.forget(old.key).forgotten is True
     else:
         clock.advance(31)
     if end == "swept":
         assert ws.store.sweep().expired == 1
     new = ws.memory.remember("demo", "notes", entry_id="a", title="new", tags=["new"])
     # Only what was sent: no old body, status, tag, link or expiry comes back.
-    assert new["fields"] == {"kind": "note", "title": "new", "createdAt": clock.now()}
-    assert (new["tags"], new["links"], "expiresAt" in new) == (["new"], {}, False)
-    assert ws.memory.recall(old["key"]) == new
-    assert ws.memory.list_topics("demo") == [{"topic": "notes", "count": 1}]
-    assert [e["key"] for e in scan(ws.store, "demo", "memory").entries] == [old["key"]]
-    assert ws.memory.update(old["key"], fields={"body": "b"})["fields"]["body"] == "b"
+    assert new.fields == {"kind": "note", "title": "new", "createdAt": clock.now()}
+    assert (new.tags, new.links, new.expires_at) == (("new",), {}, None)
+    assert ws.memory.recall(old.key) == new
+    assert ws.memory.list_topics("demo") == [TopicCount("notes", 1)]
+    assert [e.key for e in scan(ws.store, "demo", "memory").entries] == [old.key]
+    assert ws.memory.update(old.key, fields={"body": "b"}).fields["body"] == "b"
     clock.advance(10**6)
     assert ws.store.sweep().expired == 0
-    assert ws.memory.recall(old["key"])["exists"] is True
+    assert ws.memory.recall(old.key).exists is True
 
 
 def test_remembering_an_ended_id_with_a_ttl_gets_that_ttl_and_nothing_old(ws, clock):
     old = ws.memory.remember("demo", "n", entry_id="a", body="OLD", tags=["o"], ttl_seconds=1)
-    key = old["key"]
+    key = old.key
     clock.advance(2)
     again = ws.memory.remember("demo", "n", entry_id="a", title="newer", ttl_seconds=600)
-    assert "body" not in again["fields"] and again["tags"] == []
-    assert again["remainingSeconds"] == 600
+    assert "body" not in again.fields and again.tags == ()
+    assert again.remaining_seconds == 600
     # Forgotten an hour before its expiry, remembered with a shorter TTL: the new one holds.
     ws.memory.update(key, ttl_seconds=3600)
     ws.memory.forget(key)
-    assert ws.memory.remember("demo", "n", entry_id="a", ttl_seconds=10)["remainingSeconds"] == 10
+    assert ws.memory.remember("demo", "n", entry_id="a", ttl_seconds=10).remaining_seconds == 10
     clock.advance(11)
-    assert ws.memory.recall(key)["exists"] is False
+    assert ws.memory.recall(key).exists is False
 
 
 def test_the_claim_state_carries_over_a_forget_or_expiry_and_the_view_shows_the_token(ws, clock):
-    key = ws.memory.remember("demo", "backlog", entry_id="a", title="t")["key"]
-    first = ws.claims.claim(key, "w1")["fencingToken"]
+    key = ws.memory.remember("demo", "backlog", entry_id="a", title="t").key
+    first = ws.claims.claim(key, "w1").fencing_token
     ws.memory.forget(key, fencing_token=first)
     back = ws.memory.remember("demo", "backlog", entry_id="a", title="again")
     # The claim fields went with the entry; the highest token issued did not.
-    assert back["claim"] == {
-        "claimed": False,
-        "owner": None,
-        "fencingToken": first,
-        "leaseExpiresAt": None,
-        "released": False,
-    }
-    second = ws.claims.claim(key, "w2", lease_seconds=3600)["fencingToken"]
+    assert back.claim == EntryClaim(
+        claimed=False, owner=None, fencing_token=first, lease_expires_at=None, released=False
+    )
+    second = ws.claims.claim(key, "w2", lease_seconds=3600).fencing_token
     assert second == first + 1
     with pytest.raises(StaleTokenError):
         ws.memory.update(key, fields={"body": "late"}, fencing_token=first)
@@ -276,17 +277,17 @@ def test_the_claim_state_carries_over_a_forget_or_expiry_and_the_view_shows_the_
     ws.memory.update(key, ttl_seconds=10, fencing_token=second)
     clock.advance(11)
     held = ws.memory.remember("demo", "backlog", entry_id="a", title="3rd", fencing_token=second)
-    assert held["claim"]["claimed"] is True and held["claim"]["fencingToken"] == second
-    assert held["fields"]["title"] == "3rd" and "expiresAt" not in held
+    assert held.claim.claimed is True and held.claim.fencing_token == second
+    assert held.fields["title"] == "3rd" and held.expires_at is None
 
 
 def test_update_with_null_clears_status_and_refuses_to_clear_kind(ws):
-    key = ws.memory.remember("demo", "backlog", kind="decision", title="t")["key"]
-    assert ws.memory.update(key, fields={"status": "done"})["fields"]["status"] == "done"
-    assert "status" not in ws.memory.update(key, fields={"status": None})["fields"]
+    key = ws.memory.remember("demo", "backlog", kind="decision", title="t").key
+    assert ws.memory.update(key, fields={"status": "done"}).fields["status"] == "done"
+    assert "status" not in ws.memory.update(key, fields={"status": None}).fields
     with pytest.raises(InvalidInputError, match="kind cannot be cleared"):
         ws.memory.update(key, fields={"kind": None, "title": "not stored"})
-    assert ws.memory.recall(key)["fields"] == {
+    assert ws.memory.recall(key).fields == {
         "kind": "decision",
         "title": "t",
         "createdAt": ws.store.clock.now(),
@@ -295,12 +296,12 @@ def test_update_with_null_clears_status_and_refuses_to_clear_kind(ws):
 
 def test_ttls_longer_than_ten_years_are_cut_to_ten_years(ws, clock):
     made = ws.memory.remember("demo", "n", title="t", ttl_seconds=1e17)
-    assert made["remainingSeconds"] == MAX_TTL_SECONDS
-    key = ws.memory.remember("demo", "n", title="u")["key"]
-    assert ws.memory.update(key, ttl_seconds=1e300)["remainingSeconds"] == MAX_TTL_SECONDS
-    other = ws.memory.remember("demo", "n", title="v")["key"]
+    assert made.remaining_seconds == MAX_TTL_SECONDS
+    key = ws.memory.remember("demo", "n", title="u").key
+    assert ws.memory.update(key, ttl_seconds=1e300).remaining_seconds == MAX_TTL_SECONDS
+    other = ws.memory.remember("demo", "n", title="v").key
     lapsed = ws.memory.forget(other, lapse=True, lapse_seconds=1e300)
-    assert lapsed["lapsesAt"] == pytest.approx(clock.now() + MAX_TTL_SECONDS)
+    assert lapsed.lapses_at == pytest.approx(clock.now() + MAX_TTL_SECONDS)
     ws.memory.set_default_ttl("demo", 1e300)
     assert ws.memory.default_ttl("demo") == MAX_TTL_SECONDS
     with pytest.raises(InvalidInputError):
@@ -319,50 +320,48 @@ def test_links_capture_targets_and_report_drift(ws):
         title="parse splits on whitespace",
         add_links={
             "anchoredTo": [file_target, parse_target],
-            "related": [other_target, note["key"]],
+            "related": [other_target, note.key],
         },
     )
-    key = view["key"]
-    assert view["links"] == {
-        "anchoredTo": sorted([file_target, parse_target]),
-        "related": sorted([other_target, note["key"]]),
+    key = view.key
+    assert view.links == {
+        "anchoredTo": tuple(sorted([file_target, parse_target])),
+        "related": tuple(sorted([other_target, note.key])),
     }
-    assert view["stale"] is False
-    assert not any(name.startswith("linkDigest") for name in view["fields"])
+    assert view.stale is False
+    assert not any(name.startswith("linkDigest") for name in view.fields)
     # Lines above `other` shift: the file changed, `other` did not; `parse` is untouched.
     util.write_text("# header\n" + UTIL)
     ws.bootstrap(ws.repo, "demo", background=False)
     stale = ws.memory.recall(key)
-    assert stale["stale"] is True
-    assert stale["staleLinks"] == [
-        {"relation": "anchoredTo", "key": file_target, "reason": "changed"}
-    ]
+    assert stale.stale is True
+    assert stale.stale_links == (StaleLink("anchoredTo", file_target, "changed"),)
     # parse's body changes: now its link is stale too.
     util.write_text("# header\n" + UTIL.replace("text.split()", "text.split(',')"))
     ws.bootstrap(ws.repo, "demo", background=False)
-    reasons = {(s["key"], s["reason"]) for s in ws.memory.recall(key)["staleLinks"]}
+    reasons = {(s.key, s.reason) for s in ws.memory.recall(key).stale_links}
     assert reasons == {(file_target, "changed"), (parse_target, "changed")}
     # Re-adding a link captures the target again.
     fixed = ws.memory.update(key, add_links={"anchoredTo": [file_target, parse_target]})
-    assert fixed["stale"] is False
+    assert fixed.stale is False
     # A deleted file (and its symbols) and a forgotten memory entry are missing.
     util.unlink()
     ws.bootstrap(ws.repo, "demo", background=False)
-    ws.memory.forget(note["key"])
-    missing = {(s["key"], s["reason"]) for s in ws.memory.recall(key)["staleLinks"]}
+    ws.memory.forget(note.key)
+    missing = {(s.key, s.reason) for s in ws.memory.recall(key).stale_links}
     assert missing == {
         (file_target, "missing"),
         (parse_target, "missing"),
         (other_target, "missing"),
-        (note["key"], "missing"),
+        (note.key, "missing"),
     }
-    removed = ws.memory.update(key, remove_links={"related": [other_target, note["key"]]})
-    assert removed["links"] == {"anchoredTo": sorted([file_target, parse_target])}
+    removed = ws.memory.update(key, remove_links={"related": [other_target, note.key]})
+    assert removed.links == {"anchoredTo": tuple(sorted([file_target, parse_target]))}
 
 
 def chain(ws, n: int) -> list[str]:
     keys = [
-        ws.memory.remember("demo", "graph", entry_id=f"n{i}", title=str(i))["key"] for i in range(n)
+        ws.memory.remember("demo", "graph", entry_id=f"n{i}", title=str(i)).key for i in range(n)
     ]
     for a, b in itertools.pairwise(keys):
         ws.memory.update(a, add_links={"partOf": [b]})
@@ -374,31 +373,26 @@ def test_neighbors_walks_breadth_first_with_limits(ws):
     ws.memory.update(keys[0], add_links={"related": [keys[2], file_key("demo", "pkg/app.py")]})
     ws.memory.update(keys[4], add_links={"partOf": [keys[0]]})  # a cycle back to the start
     one = ws.memory.neighbors(keys[0])
-    assert [(n["key"], n["depth"], n["via"]) for n in one["nodes"]] == [
+    assert [(n.key, n.depth, n.via) for n in one.nodes] == [
         (keys[1], 1, "partOf"),
         (file_key("demo", "pkg/app.py"), 1, "related"),
         (keys[2], 1, "related"),
     ]
-    assert one["truncated"] is False
+    assert one.truncated is False
     three = ws.memory.neighbors(keys[0], depth=3)
-    assert [(n["key"], n["depth"]) for n in three["nodes"]][-2:] == [(keys[3], 2), (keys[4], 3)]
-    assert len({n["key"] for n in three["nodes"]}) == len(three["nodes"])
+    assert [(n.key, n.depth) for n in three.nodes][-2:] == [(keys[3], 2), (keys[4], 3)]
+    assert len({n.key for n in three.nodes}) == len(three.nodes)
     only = ws.memory.neighbors(keys[0], relation="partOf", depth=3)
-    assert [n["key"] for n in only["nodes"]] == keys[1:4]
+    assert [n.key for n in only.nodes] == keys[1:4]
     cut = ws.memory.neighbors(keys[0], depth=3, max_nodes=2)
-    assert len(cut["nodes"]) == 2 and cut["truncated"] is True
+    assert len(cut.nodes) == 2 and cut.truncated is True
     clamped = ws.memory.neighbors(keys[0], depth=99, max_nodes=0)
-    assert len(clamped["nodes"]) == 1 and clamped["truncated"] is True
+    assert len(clamped.nodes) == 1 and clamped.truncated is True
     ws.memory.forget(keys[1])
     after = ws.memory.neighbors(keys[0], depth=3)
-    assert after["nodes"][0] == {
-        "key": keys[1],
-        "exists": False,
-        "depth": 1,
-        "via": "partOf",
-        "from": keys[0],
-        "stale": True,
-    }
+    assert after.nodes[0] == NeighborNode(
+        keys[1], exists=False, depth=1, via="partOf", from_key=keys[0], stale=True
+    )
     with pytest.raises(MemoryNotFoundError):
         ws.memory.neighbors(keys[1])
 
@@ -420,3 +414,18 @@ def test_errors_carry_codes_and_hints(ws):
 def test_remembering_under_an_id_no_key_can_hold_is_not_found(ws, repo_id):
     with pytest.raises(NotFoundError):
         ws.memory.remember(repo_id, "notes", title="x")
+
+
+def test_an_entry_reads_its_kind_title_body_and_status_as_text(ws):
+    made = ws.memory.remember("demo", "backlog", kind="decision", title="t", body="b")
+    assert (made.kind, made.title, made.body, made.status) == ("decision", "t", "b", None)
+    done = ws.memory.update(made.key, fields={"status": "done", "body": None})
+    assert (done.body, done.status) == (None, "done")
+    gone = ws.memory.recall(mem_key("demo", "backlog", "nope"))
+    assert (gone.exists, gone.kind, gone.title, gone.fields, gone.stale) == (
+        False,
+        None,
+        None,
+        {},
+        False,
+    )

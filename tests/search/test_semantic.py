@@ -171,7 +171,7 @@ def test_a_memory_write_rewrites_only_the_memory_plane(tmp_path: Path, repo: Pat
         assert (file_plane / "vectors.npy").stat().st_mtime_ns == before
         assert workspace.semantic.ready_vectors("demo") == vectors_before + 1
         hits = workspace.semantic.search("demo", "retry sending mail", 20) or []
-        assert any(hit.path.endswith(str(key["key"])) for hit in hits)
+        assert any(hit.path.endswith(key.key) for hit in hits)
 
 
 def test_search_stays_hybrid_while_a_pass_rewrites_the_planes(tmp_path: Path, repo: Path) -> None:
