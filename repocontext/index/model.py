@@ -93,7 +93,7 @@ class FileOutline:
             (at most 2,000).
         member_references: Those of ``references`` the file uses as a member somewhere
             (``obj.name``, Rust ``Type::name``), sorted; only in the languages of
-            :data:`~repocontext.index._lexer.MEMBER_ACCESS` (empty in the others).
+            :data:`~repocontext.index.parsing._lexer.MEMBER_ACCESS` (empty in the others).
         package: The declared package or namespace where the language has one (Go
             ``package``, Java ``package``, C# ``namespace``), else ``None``.
         errors: True when tree-sitter reported syntax errors (the outline is best effort).

@@ -31,19 +31,19 @@ from repocontext.errors import (
     RepoContextError,
     RootChangedError,
 )
-from repocontext.index._collector import collector_paused
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
-from repocontext.index.job import (
+from repocontext.index.files.nodes import count_symbols, file_text, first_symbols
+from repocontext.index.files.walk import WalkOptions, keyable, resolve_path
+from repocontext.index.projections.projection import ProjectionState
+from repocontext.index.projections.projection_writer import load_projections
+from repocontext.index.projections.xref_records import stored_xref
+from repocontext.index.run._collector import collector_paused
+from repocontext.index.run.job import (
     IndexJob,
     IndexProgress,
     ProgressFn,
     load_stat_fields,
 )
-from repocontext.index.nodes import count_symbols, file_text, first_symbols
-from repocontext.index.projection import ProjectionState
-from repocontext.index.projection_writer import load_projections
-from repocontext.index.walk import WalkOptions, keyable, resolve_path
-from repocontext.index.xref_records import stored_xref
 from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store, Value, repo_record
 from repocontext.store.keys import file_key, repo_key, vec_key
 from repocontext.tokens import DEFAULT_ENCODING
@@ -228,7 +228,7 @@ class IndexService:
         Done ahead of the first change (the reconcile loop does it when it starts watching),
         so that change is applied incrementally. Only a consistent index is loaded: one
         whose projections are not marked dirty and carry the stamp of their last writer
-        (see :func:`~repocontext.index.projection_writer.load_projections`).
+        (see :func:`~repocontext.index.projections.projection_writer.load_projections`).
 
         Returns:
             True when a warm state is now held.

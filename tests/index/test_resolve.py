@@ -2,10 +2,8 @@
 
 import pytest
 
-from repocontext.index._import_rules import manifest_name
-from repocontext.index.model import FileOutline, ImportRef, Link, Symbol
-from repocontext.index.parser import parse_outline
-from repocontext.index.resolve import (
+from repocontext.index.links._import_rules import manifest_name
+from repocontext.index.links.resolve import (
     MAX_DEFINING_FILES,
     RepoFiles,
     build_symbol_index,
@@ -15,6 +13,8 @@ from repocontext.index.resolve import (
     reference_links,
     resolve_imports,
 )
+from repocontext.index.model import FileOutline, ImportRef, Link, Symbol
+from repocontext.index.parsing.parser import parse_outline
 
 
 def imp(spec: str, kind: str, *names: str, level: int = 0, system: bool = False) -> ImportRef:

@@ -1,4 +1,4 @@
-"""Per-language import resolution rules behind :func:`repocontext.index.resolve.resolve_imports`.
+"""Per-language import resolution rules behind :func:`.resolve.resolve_imports`.
 
 Each rule maps (importing path, import, repository files, importing language) to hits: (target
 path, reason, names). Rules only look paths up in the precomputed indexes of ``RepoFiles``.
@@ -12,11 +12,11 @@ import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Final
 
-from repocontext.index.languages import is_test_path
 from repocontext.index.model import ImportRef
+from repocontext.index.parsing.languages import is_test_path
 
 if TYPE_CHECKING:
-    from repocontext.index.resolve import RepoFiles
+    from repocontext.index.links.resolve import RepoFiles
 
 TS_EXTENSION_ORDER: Final = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 JS_EXTENSION_ORDER: Final = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".d.ts", ".mts", ".cts")

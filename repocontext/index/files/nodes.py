@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from repocontext.index.extract import Extracted
+from repocontext.index.files.extract import Extracted
 from repocontext.index.model import FileOutline, ImportRef, Symbol
 from repocontext.store import CONTENT, STRUCTURAL, Store, Value
 from repocontext.store.keys import content_key, family_prefix, file_key

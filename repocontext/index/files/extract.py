@@ -17,17 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from repocontext.errors import RepoContextError
-from repocontext.index._import_rules import MANIFESTS, manifest_name
-from repocontext.index.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
-from repocontext.index.languages import (
+from repocontext.index.files.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
+from repocontext.index.files.walk import WalkEntry
+from repocontext.index.links._import_rules import MANIFESTS, manifest_name
+from repocontext.index.model import FileOutline, pickled_by_fields
+from repocontext.index.parsing.languages import (
     content_language,
     is_config_path,
     is_test_path,
     language_for,
 )
-from repocontext.index.model import FileOutline, pickled_by_fields
-from repocontext.index.parser import parse_outline
-from repocontext.index.walk import WalkEntry
+from repocontext.index.parsing.parser import parse_outline
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 
 __all__ = ["Extracted", "extract_file", "extract_many", "worker_started"]

@@ -9,7 +9,7 @@
 
 :class:`ProjectionState` holds what they are computed from (per-file facts, the link graph
 and its reverse, the symbol and name indexes) and compares each record it recomputes by
-digest (:mod:`repocontext.index.digests`; values are never held). Changed file nodes are
+digest (:mod:`repocontext.index.projections.digests`; values are never held). Changed file nodes are
 staged one at a time (:meth:`~ProjectionState.stage`, as an indexing run parses them) and
 :meth:`~ProjectionState.commit` recomputes only the records they can affect, as a
 :class:`Delta` or streamed to a writer; building from nothing is the same commit with every
@@ -25,7 +25,7 @@ file staged, so the full and the incremental path are one code path. What a chan
 
 Symbol and package records depend on the staged files alone, so a state being built emits
 them before the commit (:meth:`~ProjectionState.flush_local`) while the indexer still parses.
-:mod:`repocontext.index.projection_writer` writes what a state emits to the store.
+:mod:`repocontext.index.projections.projection_writer` writes what a state emits to the store.
 """
 
 from __future__ import annotations
@@ -40,11 +40,9 @@ from operator import itemgetter
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index._import_rules import MANIFESTS
-from repocontext.index.digests import DigestMap, packed_digest, record_digest
-from repocontext.index.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
-from repocontext.index.model import FileOutline, Link
-from repocontext.index.resolve import (
+from repocontext.index.links._import_rules import MANIFESTS
+from repocontext.index.links.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
+from repocontext.index.links.resolve import (
     IMPORT,
     MAX_DEFINING_FILES,
     PACKAGED,
@@ -57,7 +55,9 @@ from repocontext.index.resolve import (
     test_links,
     through_reexports,
 )
-from repocontext.index.xref_records import (
+from repocontext.index.model import FileOutline, Link
+from repocontext.index.projections.digests import DigestMap, packed_digest, record_digest
+from repocontext.index.projections.xref_records import (
     in_record,
     links_of_out_record,
     name_record,
@@ -130,7 +130,7 @@ class ProjectionState:
         self.go_module: str | None = None
         self.records: dict[str, DigestMap] = {tree: {} for tree in TREES}
         """Tree -> key -> :func:`record_digest` of the record's value (a dict, or the store's
-        digests once the records are written: :func:`~repocontext.index.digests.stored_views`)."""
+        digests once the records are written: :func:`~.digests.stored_views`)."""
         self._pending = _Affected()
         self._reindex = False
         self._languages: dict[str, str | None] = {}

@@ -14,7 +14,7 @@ Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
   process keeps it) updates only the records its changes affect. Without one, or when the
   stored ``projectionsEpoch`` says another process wrote the projections since, it adopts
   the stored projections at its first change when their stamp allows
-  (:func:`~repocontext.index.projection_writer.load_projections`) and does the same;
+  (:func:`~repocontext.index.projections.projection_writer.load_projections`) and does the same;
   otherwise it rebuilds the state and writes the difference. A whole-tree run builds that
   state while it parses: each unchanged stored node and each new node is staged as it
   comes, so no file node is read back from the store, and its symbol and package records
@@ -41,12 +41,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from repocontext.errors import RepoContextError
-from repocontext.index._collector import collector_paused
-from repocontext.index.digests import stored_views, unheld
-from repocontext.index.extract import Extracted, extract_many, worker_started
-from repocontext.index.fingerprint import git_index_blobs, is_binary_file
-from repocontext.index.model import FileOutline
-from repocontext.index.nodes import (
+from repocontext.index.files.extract import Extracted, extract_many, worker_started
+from repocontext.index.files.fingerprint import git_index_blobs, is_binary_file
+from repocontext.index.files.nodes import (
     NODE_FORMAT,
     file_node,
     iter_file_nodes,
@@ -56,15 +53,7 @@ from repocontext.index.nodes import (
     stat_matches,
     touched_node,
 )
-from repocontext.index.projection import ProjectionState
-from repocontext.index.projection_writer import (
-    ProjectionWriter,
-    apply_delta,
-    load_projections,
-    projection_stamp,
-    rebuild_projections,
-)
-from repocontext.index.walk import (
+from repocontext.index.files.walk import (
     WalkEntry,
     WalkOptions,
     WalkResult,
@@ -72,6 +61,17 @@ from repocontext.index.walk import (
     keyable_entries,
     walk,
 )
+from repocontext.index.model import FileOutline
+from repocontext.index.projections.digests import stored_views, unheld
+from repocontext.index.projections.projection import ProjectionState
+from repocontext.index.projections.projection_writer import (
+    ProjectionWriter,
+    apply_delta,
+    load_projections,
+    projection_stamp,
+    rebuild_projections,
+)
+from repocontext.index.run._collector import collector_paused
 from repocontext.store import CONTENT, STRUCTURAL, Batch, Clock, Store, Value
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key

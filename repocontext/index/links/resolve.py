@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from repocontext.index._import_rules import (
+from repocontext.index.links._import_rules import (
     C_HEADERS,
     C_SOURCES,
     JS_EXTENSION_ORDER,
@@ -35,11 +35,11 @@ from repocontext.index._import_rules import (
     stem,
     third_party_names,
 )
-from repocontext.index._lexer import MEMBER_ACCESS
-from repocontext.index._naming import is_covered_source, naming_index
-from repocontext.index.facts import local_scopes, member_names
-from repocontext.index.languages import is_test_path, language_for
+from repocontext.index.links._naming import is_covered_source, naming_index
+from repocontext.index.links.facts import local_scopes, member_names
 from repocontext.index.model import FileOutline, Link
+from repocontext.index.parsing._lexer import MEMBER_ACCESS
+from repocontext.index.parsing.languages import is_test_path, language_for
 
 __all__ = [
     "JS_EXTENSION_ORDER",
@@ -159,7 +159,7 @@ class RepoFiles:
             paths: Repository-relative posix paths of every indexed file.
             packages: Path -> declared package or namespace (:attr:`FileOutline.package`), used
                 for Java and C# files, and the names manifests declare (``package.json``,
-                ``Cargo.toml``: :func:`~repocontext.index._import_rules.manifest_name`).
+                ``Cargo.toml``: :func:`~repocontext.index.links._import_rules.manifest_name`).
             go_mod_module: The ``module`` line of the root ``go.mod``.
 
         Returns:
@@ -317,7 +317,7 @@ def build_symbol_index(outlines: Mapping[str, FileOutline]) -> dict[str, frozens
     """Map every defined name (top-level and nested, not local) to the files defining it.
 
     A definition nested in a function or method is local (see
-    :func:`~repocontext.index.facts.local_scopes`): no other file can name it, so it defines
+    :func:`~repocontext.index.links.facts.local_scopes`): no other file can name it, so it defines
     nothing here.
 
     Args:
@@ -372,12 +372,12 @@ def reference_links(
         references: The names to resolve, when not the outline's own ``references``.
         files: The repository's file set; given, the names a Python file imports from
             third-party modules (``from copy import copy``) are not resolved (see
-            :func:`~repocontext.index._import_rules.third_party_names`).
+            :func:`~repocontext.index.links._import_rules.third_party_names`).
         member_references: The names the file uses as members, when not the outline's own
             ``member_references``.
         only_members: ``(path, name)`` -> whether that file defines the name only as a
             member of a type (a method, a nested class). Given, in the languages of
-            :data:`~repocontext.index._lexer.MEMBER_ACCESS`, a name the file never uses as a
+            :data:`~repocontext.index.parsing._lexer.MEMBER_ACCESS`, a name the file never uses as a
             member (``x.name``, Rust ``T::name``) does not reach such a file: a local
             ``response`` is no use of ``JSONProvider.response``.
 
