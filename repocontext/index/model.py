@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
-__all__ = ["FileOutline", "ImportRef", "Link", "Symbol", "pickled_by_fields"]
+__all__ = [
+    "IMPORT",
+    "REFERENCE",
+    "TEST",
+    "FileOutline",
+    "ImportRef",
+    "Link",
+    "Symbol",
+    "pickled_by_fields",
+]
 
 _T = TypeVar("_T")
 
@@ -106,6 +115,12 @@ class FileOutline:
     package: str | None = None
     errors: bool = False
     member_references: tuple[str, ...] = ()
+
+
+IMPORT: Final = "import"
+REFERENCE: Final = "reference"
+TEST: Final = "test"
+"""The kinds of :class:`Link`: a file imports, references or tests another."""
 
 
 @dataclass(frozen=True, slots=True)

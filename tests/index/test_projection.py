@@ -21,8 +21,10 @@ import pytest
 from repocontext.index.files.extract import extract_file
 from repocontext.index.files.nodes import file_node, iter_symbols, outline_of
 from repocontext.index.files.walk import WalkEntry
-from repocontext.index.links._import_rules import MANIFESTS
-from repocontext.index.links.resolve import RepoFiles, covering_tests, dependents, link_repository
+from repocontext.index.links.coverage import covering_tests
+from repocontext.index.links.repo_files import RepoFiles
+from repocontext.index.links.resolve import dependents, link_repository
+from repocontext.index.parsing.manifests import MANIFESTS
 from repocontext.index.projections.projection import (
     ProjectionState,
     in_record,

@@ -19,7 +19,6 @@ from typing import Any
 from repocontext.errors import RepoContextError
 from repocontext.index.files.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
 from repocontext.index.files.walk import WalkEntry
-from repocontext.index.links._import_rules import MANIFESTS, manifest_name
 from repocontext.index.model import FileOutline, pickled_by_fields
 from repocontext.index.parsing.languages import (
     content_language,
@@ -27,6 +26,7 @@ from repocontext.index.parsing.languages import (
     is_test_path,
     language_for,
 )
+from repocontext.index.parsing.manifests import MANIFESTS, manifest_name
 from repocontext.index.parsing.parser import parse_outline
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 

@@ -40,22 +40,14 @@ from operator import itemgetter
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.links._import_rules import MANIFESTS
+from repocontext.index.links._naming import is_covered_source, naming_index
+from repocontext.index.links.coverage import test_links
 from repocontext.index.links.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
-from repocontext.index.links.resolve import (
-    IMPORT,
-    MAX_DEFINING_FILES,
-    PACKAGED,
-    RepoFiles,
-    is_covered_source,
-    naming_index,
-    reference_links,
-    refresh_reexports,
-    resolve_imports,
-    test_links,
-    through_reexports,
-)
-from repocontext.index.model import FileOutline, Link
+from repocontext.index.links.references import MAX_DEFINING_FILES, reference_links
+from repocontext.index.links.repo_files import PACKAGED, RepoFiles
+from repocontext.index.links.resolve import refresh_reexports, resolve_imports, through_reexports
+from repocontext.index.model import IMPORT, FileOutline, Link
+from repocontext.index.parsing.manifests import MANIFESTS
 from repocontext.index.projections.digests import DigestMap, packed_digest, record_digest
 from repocontext.index.projections.xref_records import (
     in_record,

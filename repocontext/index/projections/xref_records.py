@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.links.resolve import IMPORT, REFERENCE
-from repocontext.index.model import Link, Symbol
+from repocontext.index.model import IMPORT, REFERENCE, Link, Symbol
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
 
