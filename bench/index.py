@@ -32,10 +32,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _docs import write_section  # noqa: E402
 
-from repocontext.index.files.extract import extract_many, worker_started  # noqa: E402
+from repocontext.index.files.extract import CHUNK, extract_many, worker_started  # noqa: E402
 from repocontext.index.files.walk import walk  # noqa: E402
 from repocontext.index.parsing.languages import content_language, language_for  # noqa: E402
-from repocontext.index.run.job import CHUNK  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
 

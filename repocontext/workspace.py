@@ -30,16 +30,17 @@ from repocontext.errors import (
     RepoConflictError,
     RepoContextError,
 )
-from repocontext.index.files.walk import WalkOptions, check_root, resolve_path
+from repocontext.index.files.roots import check_root, resolve_path
+from repocontext.index.files.walk import WalkOptions
 from repocontext.index.removal import (
     IndexReset,
     RepoRemoval,
     remove_repo_records,
     reset_index_records,
 )
-from repocontext.index.run.job import ProgressFn
 from repocontext.index.run.reconcile import Reconciler
-from repocontext.index.service import IndexService, IndexStatus
+from repocontext.index.run.status import IndexStatus, ProgressFn
+from repocontext.index.service import IndexService
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.stats import StatsWindow

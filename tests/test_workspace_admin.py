@@ -11,7 +11,7 @@ import pytest
 
 from repocontext.errors import IndexRunningError, NotFoundError, PathOutsideWorkspaceError
 from repocontext.index.removal import CODE_INDEX_TREES, reset_index_records, short_tree_name
-from repocontext.index.run.job import IndexProgress
+from repocontext.index.run.status import IndexProgress
 from repocontext.pack.bundle import ContextRequest
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, SESSION, STRUCTURAL, TREES, VECTOR_METADATA, Value

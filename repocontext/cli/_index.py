@@ -15,8 +15,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from repocontext.errors import InvalidInputError, StoreNotFoundError, StoreReadOnlyError
-from repocontext.index.files.walk import WalkOptions, resolve_path
-from repocontext.index.run.job import IndexProgress
+from repocontext.index.files.roots import resolve_path
+from repocontext.index.files.walk import WalkOptions
+from repocontext.index.run.status import IndexProgress
 from repocontext.settings import Settings
 from repocontext.store import Store
 from repocontext.workspace import Workspace

@@ -21,7 +21,8 @@ from repocontext.index.files.fingerprint import (
     is_binary_file,
 )
 from repocontext.index.files.nodes import stat_matches
-from repocontext.index.files.walk import WalkOptions, is_directory, keyable, resolve_path, walk
+from repocontext.index.files.roots import is_directory, resolve_path
+from repocontext.index.files.walk import WalkOptions, keyable, walk
 from repocontext.index.projections.xref_records import stored_xref
 from repocontext.store import Store
 

@@ -10,7 +10,7 @@ from pydantic import Field, JsonValue
 
 from repocontext.index.drift import DriftReport
 from repocontext.index.files.walk import WalkOptions
-from repocontext.index.service import IndexStatus
+from repocontext.index.run.status import IndexStatus
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
 from repocontext.workspace import Workspace
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import DangerousRootError, InvalidInputError, PathNotFoundError
-from repocontext.index.files.walk import WalkOptions, check_root, walk
+from repocontext.index.files.roots import check_root
+from repocontext.index.files.walk import WalkOptions, walk
 
 
 def paths(result):

@@ -153,7 +153,7 @@ def test_files_the_top_hits_import_are_lifted_below_them(tmp_path: Path) -> None
 def test_the_token_encoding_is_selectable_and_recounts_files(tmp_path: Path, repo: Path) -> None:
     import json
 
-    from repocontext.index.run.job import load_file_nodes
+    from repocontext.index.files.nodes import load_file_nodes
     from repocontext.pack.bundle import ContextRequest
     from repocontext.tokens import count_tokens
 
