@@ -45,6 +45,10 @@ SIDEWAYS: dict[tuple[str, str], frozenset[str]] = {
     ),
 }
 
+# Inside repocontext.index, concepts build on each other in this order (docs/indexing.md):
+# a module imports its own part of the index or an earlier one, never a later one.
+INDEX_PARTS = ("model", "parsing", "files", "links", "projections", "run", "")
+
 # The 600-line cap: modules listed here may only shrink (the list may only get shorter).
 SIZE_CAP = 600
 SIZE_ALLOWLIST: dict[str, int] = {}
@@ -224,6 +228,24 @@ def test_packages_of_one_layer_import_each_other_only_in_the_allowed_directions(
         pair: frozenset() for pair in SIDEWAYS
     }
     assert not {(b, a) for a, b in SIDEWAYS} & SIDEWAYS.keys()
+
+
+def index_part(module):
+    """The :data:`INDEX_PARTS` entry a module of ``repocontext.index`` belongs to."""
+    part = module.removeprefix("repocontext.index").removeprefix(".").split(".")[0]
+    return part if part in INDEX_PARTS else ""
+
+
+def test_index_parts_import_only_their_own_or_earlier_parts():
+    violations = []
+    for module, imported in import_graph("repocontext.index").items():
+        mine = INDEX_PARTS.index(index_part(module))
+        violations += [
+            f"{module} imports {name}"
+            for name in imported
+            if INDEX_PARTS.index(index_part(name)) > mine
+        ]
+    assert violations == []
 
 
 def test_domain_code_never_imports_protocol_or_cli_libraries():

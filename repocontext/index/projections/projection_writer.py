@@ -1,9 +1,10 @@
 """Projections and the store: records written as a diff, deltas, states taken over.
 
-:class:`ProjectionWriter` receives the records a :class:`~repocontext.index.projections.projection.
-ProjectionState` emits and makes the stored projections of one repository equal to them:
-a record whose stored value has the same digest is skipped, any other is written, and when
-the writer finishes, every stored record no emission named is deleted. Only the digests of
+:class:`ProjectionWriter` receives the records a
+:class:`~repocontext.index.projections.projection.ProjectionState` emits and makes the stored
+projections of one repository equal to them: a record whose stored value has the same digest
+is skipped, any other is written, and when the writer finishes, every stored record no
+emission named is deleted. Only the digests of
 the stored records are held, and records are streamed to a batch as they come, so a full
 build of a large repository never holds the record values. Records may arrive in several
 rounds (the indexer emits symbol and package records while it still parses) before the
