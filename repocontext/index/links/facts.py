@@ -173,7 +173,8 @@ def _facts_from(
     A local symbol (a helper nested in a function) has a qualified name and a record, but
     defines no name for other files' references.
     """
-    # Names are interned: they recur in every file, and the state keeps every file's facts.
+    # Names are interned: the same few thousand names recur in every file, and the state
+    # keeps every file's facts for as long as the repository is served.
     intern = sys.intern
     defines: set[str] = set()
     names: set[str] = set()
