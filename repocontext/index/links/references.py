@@ -2,7 +2,7 @@
 
 A name defined in one other file links to it; a name defined in several links to those of them
 the file imports. The rules (language families, examples and tests, member-only names) are
-:func:`reference_links`'s docstring.
+spelled out in :func:`reference_links`.
 """
 
 from __future__ import annotations
