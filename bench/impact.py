@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _docs import write_section  # noqa: E402
 
-from repocontext.index.languages import is_config_path, is_test_path, language_for  # noqa: E402
+from repocontext.index.parsing.languages import is_config_path, is_test_path, language_for  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
 

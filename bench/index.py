@@ -32,10 +32,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _docs import write_section  # noqa: E402
 
-from repocontext.index.extract import extract_many, worker_started  # noqa: E402
-from repocontext.index.job import CHUNK  # noqa: E402
-from repocontext.index.languages import content_language, language_for  # noqa: E402
-from repocontext.index.walk import walk  # noqa: E402
+from repocontext.index.files.extract import CHUNK, extract_many, worker_started  # noqa: E402
+from repocontext.index.files.walk import walk  # noqa: E402
+from repocontext.index.parsing.languages import content_language, language_for  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
 
@@ -116,7 +115,7 @@ def _parse_stage(stage: str, paths: list[str]) -> int:
     import tree_sitter
 
     # the same grammar wheels and queries the indexer uses
-    from repocontext.index import parser as ts
+    from repocontext.index.parsing import parser as ts
 
     parsers: dict[str, tree_sitter.Parser] = {}
     total = 0
@@ -197,9 +196,9 @@ def phase_costs(root: str, sample: int, rounds: int = 3) -> dict[str, float]:
 
     from tree_sitter import QueryCursor
 
-    from repocontext.index import parser as ts
-    from repocontext.index._lexer import identifiers
-    from repocontext.index.extract import extract_file
+    from repocontext.index.files.extract import extract_file
+    from repocontext.index.parsing import parser as ts
+    from repocontext.index.parsing._lexer import identifiers
     from repocontext.tokens import count_tokens
 
     entries = [e for e in walk(Path(root)).entries if language_for(e.path) and not e.oversized]

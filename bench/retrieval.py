@@ -42,8 +42,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _docs import write_section  # noqa: E402
 
-from repocontext.index.job import load_file_nodes  # noqa: E402
-from repocontext.index.languages import is_test_path  # noqa: E402
+from repocontext.index.files.nodes import load_file_nodes  # noqa: E402
+from repocontext.index.parsing.languages import is_test_path  # noqa: E402
 from repocontext.pack.bundle import ContextRequest  # noqa: E402
 from repocontext.search.service import SearchService  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402

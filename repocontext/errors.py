@@ -108,7 +108,7 @@ class UnsupportedLanguageError(RepoContextError):
     """
 
     code = "index.unsupported_language"
-    default_hint = "Use a language from repocontext.index.languages.LANGUAGES."
+    default_hint = "Use a language from repocontext.index.parsing.languages.LANGUAGES."
 
     def __init__(self, language: str, *, hint: str | None = None) -> None:
         super().__init__(f"No outline grammar for language {language!r}.", hint=hint)

@@ -1,8 +1,8 @@
 """Test helpers shared by the test suite, the benchmarks and downstream consumers' tests.
 
-Deterministic stand-ins for injected effects (the clock), and what it takes to talk to a real
-server process (a free port, waiting until it is live). Nothing in this module replaces a
-real part of ``repocontext``.
+Deterministic stand-ins for injected effects (the clock), real git repositories for a test to
+index, and what it takes to talk to a real server process (a free port, waiting until it is
+live). Nothing in this module replaces a real part of ``repocontext``.
 """
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ import time
 import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
     "FakeClock",
     "free_port",
+    "make_repo",
     "start_http_server",
     "tool_error",
     "tool_ok",
@@ -102,6 +103,44 @@ def start_http_server(
         server.kill()
         raise
     return server, base
+
+
+_TEST_AUTHOR: Final = ("-c", "user.name=repocontext tests", "-c", "user.email=tests@example.com")
+"""The author of a test repository's commit (the machine's git identity may be unset)."""
+
+
+def make_repo(root: Path, files: Mapping[str, str | bytes], *, commit: bool = False) -> Path:
+    """Make a real git repository at ``root`` holding ``files``.
+
+    Args:
+        root: The work tree; it and its parents are created when missing.
+        files: Repository-relative path -> its text (written as UTF-8) or bytes.
+        commit: Also commit every file on branch ``main``; without, they stay untracked,
+            which git lists all the same (``ls-files -co``), as a work tree in progress.
+
+    Returns:
+        ``root``.
+
+    Raises:
+        subprocess.CalledProcessError: A git command failed.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, body in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(body, bytes):
+            target.write_bytes(body)
+        else:
+            target.write_text(body, encoding="utf-8")
+    _git(root, "init", "-q", "-b", "main")
+    if commit:
+        _git(root, *_TEST_AUTHOR, "add", "-A")
+        _git(root, *_TEST_AUTHOR, "commit", "-q", "-m", "test repository")
+    return root
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
 
 
 def free_port() -> int:

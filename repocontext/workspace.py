@@ -32,16 +32,17 @@ from repocontext.errors import (
     RepoConflictError,
     RepoContextError,
 )
-from repocontext.index.job import ProgressFn
-from repocontext.index.reconcile import Reconciler
+from repocontext.index.files.roots import check_root, resolve_path
+from repocontext.index.files.walk import WalkOptions
 from repocontext.index.removal import (
     IndexReset,
     RepoRemoval,
     remove_repo_records,
     reset_index_records,
 )
-from repocontext.index.service import IndexService, IndexStatus
-from repocontext.index.walk import WalkOptions, check_root, resolve_path
+from repocontext.index.run.reconcile import Reconciler
+from repocontext.index.run.status import IndexStatus, ProgressFn
+from repocontext.index.service import IndexService
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryService
 from repocontext.pack.bundle import Bundle, ContextRequest, build_bundle
 from repocontext.pack.page import LineRange, Page, read_page
@@ -240,7 +241,7 @@ class Workspace:
         With ``settings.archive_dir`` the archive is first merged per ``archive_restore`` and
         then exported periodically (see :mod:`repocontext.memory.archiver`). The sweeper turns
         expired records into tombstones and compacts old ones; the reconcile loop keeps every
-        indexed repository fresh (see :mod:`repocontext.index.reconcile`).
+        indexed repository fresh (see :mod:`repocontext.index.run.reconcile`).
 
         Raises:
             ArchiveCorruptError: The archive to restore is damaged (nothing was written and

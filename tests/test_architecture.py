@@ -1,6 +1,7 @@
-"""Architecture rules from HOUSE_STYLE.md: import layering and the module-size cap."""
+"""Architecture rules from HOUSE_STYLE.md: import layering, no import cycles, the size cap."""
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +34,52 @@ LAYERS = {
 ADAPTERS = {"repocontext.mcp", "repocontext.http", "repocontext.cli"}
 ADAPTER_LIBRARIES = {"mcp", "fastapi", "starlette", "uvicorn", "typer", "click", "rich", "httpx"}
 DOMAIN_LAYER_MAX = 5
+
+# Packages of one layer import each other only in these directions (never back, so the
+# packages of a layer form no cycle), and of the imported package only its face or the
+# modules listed. memory links notes to the index's file text; claims fence memory writes
+# and keep their backlog under memory topics. The lists may only get shorter.
+SIDEWAYS: dict[tuple[str, str], frozenset[str]] = {
+    ("repocontext.memory", "repocontext.index"): frozenset({"repocontext.index.files.nodes"}),
+    ("repocontext.claims", "repocontext.memory"): frozenset(
+        {"repocontext.memory.fence", "repocontext.memory.service"}
+    ),
+}
+
+# Adapters reach the domain through the facade and the package faces only: the workspace,
+# errors, auth, settings, a package's __init__ or a top-level module. The deep imports they
+# still make are listed here until the facade offers what they need (issue 22); the list
+# only gets shorter.
+ADAPTER_FACADE = {"repocontext.workspace", "repocontext.errors", "repocontext.auth"}
+ADAPTER_DEEP_IMPORTS: dict[str, frozenset[str]] = {
+    "repocontext.cli._index": frozenset(
+        {
+            "repocontext.index.files.roots",
+            "repocontext.index.files.walk",
+            "repocontext.index.run.status",
+        }
+    ),
+    "repocontext.cli._retrieval": frozenset(
+        {"repocontext.pack.bundle", "repocontext.search.service"}
+    ),
+    "repocontext.http.app": frozenset({"repocontext.store.clock"}),
+    "repocontext.mcp.grants": frozenset({"repocontext.index.files.roots"}),
+    "repocontext.mcp.index": frozenset(
+        {
+            "repocontext.index.drift",
+            "repocontext.index.files.walk",
+            "repocontext.index.run.status",
+        }
+    ),
+    "repocontext.mcp.retrieval": frozenset(
+        {"repocontext.pack.bundle", "repocontext.search.service"}
+    ),
+    "repocontext.mcp.workspace_tools": frozenset({"repocontext.index.removal"}),
+}
+
+# Inside repocontext.index, concepts build on each other in this order (docs/indexing.md):
+# a module imports its own part of the index or an earlier one, never a later one.
+INDEX_PARTS = ("model", "parsing", "files", "links", "projections", "run", "")
 
 # The 600-line cap: modules listed here may only shrink (the list may only get shorter).
 SIZE_CAP = 600
@@ -67,6 +114,80 @@ def imports_of(path, module):
                 yield f"{name}.{alias.name}"
 
 
+def module_imports(path, module, known) -> Iterator[str]:
+    """The modules of ``known`` that ``module`` imports, wherever the import statement is.
+
+    Imports under ``if TYPE_CHECKING:`` and inside functions count: a cycle they hide is still
+    a cycle between the concepts. ``from package import name`` is an import of the submodule
+    ``package.name`` when there is one, else of the package's face (its ``__init__``).
+    """
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package_parts = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_parts[: len(package_parts) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            for alias in node.names:
+                if f"{name}.{alias.name}" in known:
+                    yield f"{name}.{alias.name}"
+                elif name in known:
+                    yield name
+
+
+def import_graph(prefix: str = "repocontext") -> dict[str, set[str]]:
+    """Module -> the modules of ``prefix`` it imports (itself excluded)."""
+    paths = {m: p for m, p in modules() if m == prefix or m.startswith(prefix + ".")}
+    return {m: set(module_imports(p, m, paths)) - {m} for m, p in paths.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, each sorted (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def package_of(name):
+    """The top-level package of ``repocontext`` a module belongs to (``repocontext.index``)."""
+    return ".".join(name.split(".")[:2])
+
+
 def layer_of(name):
     best = None
     for prefix in LAYERS:
@@ -96,6 +217,82 @@ def test_imports_flow_one_way_and_adapters_never_import_each_other():
                 violations.append(f"{module} imports higher layer {name}")
             if mine in ADAPTERS and theirs in ADAPTERS:
                 violations.append(f"adapter {module} imports adapter {name}")
+    assert violations == []
+
+
+def test_no_modules_of_the_packages_import_each_other_in_a_cycle():
+    """TYPE_CHECKING imports included: a cycle hidden from the interpreter is still a cycle."""
+    for package in PACKAGES:
+        assert cycles(import_graph(package)) == []
+
+
+def test_the_cycle_finder_finds_a_cycle_hidden_under_type_checking(tmp_path):
+    (tmp_path / "a.py").write_text("from b import B\n")
+    (tmp_path / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from a import A\n"
+    )
+    (tmp_path / "c.py").write_text("import a\n")
+    known = {"a": tmp_path / "a.py", "b": tmp_path / "b.py", "c": tmp_path / "c.py"}
+    graph = {m: set(module_imports(p, m, known)) for m, p in known.items()}
+    assert graph == {"a": {"b"}, "b": {"a"}, "c": {"a"}}
+    assert cycles(graph) == [["a", "b"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_packages_of_one_layer_import_each_other_only_in_the_allowed_directions():
+    violations = []
+    graph = import_graph()
+    for module, imported in graph.items():
+        mine = package_of(module)
+        for name in imported:
+            theirs = package_of(name)
+            if theirs == mine or LAYERS.get(theirs) != LAYERS.get(mine):
+                continue
+            if name != theirs and name not in SIDEWAYS.get((mine, theirs), ()):
+                violations.append(f"{module} imports {name} sideways")
+    assert violations == []
+    used = {(package_of(m), package_of(n)): set() for m in graph for n in graph[m]}
+    for module, imported in graph.items():
+        for name in imported:
+            used[package_of(module), package_of(name)].add(name)
+    # (the allowance only shrinks: each listed module is still imported that way)
+    assert {pair: names - used.get(pair, set()) for pair, names in SIDEWAYS.items()} == {
+        pair: frozenset() for pair in SIDEWAYS
+    }
+    assert not {(b, a) for a, b in SIDEWAYS} & SIDEWAYS.keys()
+
+
+def index_part(module):
+    """The :data:`INDEX_PARTS` entry a module of ``repocontext.index`` belongs to."""
+    part = module.removeprefix("repocontext.index").removeprefix(".").split(".")[0]
+    return part if part in INDEX_PARTS else ""
+
+
+def test_index_parts_import_only_their_own_or_earlier_parts():
+    violations = []
+    for module, imported in import_graph("repocontext.index").items():
+        mine = INDEX_PARTS.index(index_part(module))
+        violations += [
+            f"{module} imports {name}"
+            for name in imported
+            if INDEX_PARTS.index(index_part(name)) > mine
+        ]
+    assert violations == []
+
+
+def test_adapters_import_the_facade_and_package_faces_only():
+    violations = []
+    for module, imported in import_graph().items():
+        mine = package_of(module)
+        if mine not in ADAPTERS:
+            continue
+        violations += [
+            f"{module} imports {name}"
+            for name in imported
+            if package_of(name) != mine
+            and name not in ADAPTER_FACADE | {package_of(name)}
+            and name not in ADAPTER_DEEP_IMPORTS.get(module, ())
+        ]
     assert violations == []
 
 

@@ -13,7 +13,7 @@ from repocontext.errors import (
     RootChangedError,
     StoreUnavailableError,
 )
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.walk import WalkOptions
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, VECTOR_METADATA, Store
 from repocontext.store.keys import file_key, repo_key, vec_key

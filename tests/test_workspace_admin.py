@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from repocontext.errors import IndexRunningError, NotFoundError, PathOutsideWorkspaceError
-from repocontext.index.job import IndexProgress
 from repocontext.index.removal import CODE_INDEX_TREES, reset_index_records, short_tree_name
+from repocontext.index.run.status import IndexProgress
 from repocontext.pack.bundle import ContextRequest
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, SESSION, STRUCTURAL, TREES, VECTOR_METADATA, Value
 from repocontext.store.keys import repo_key, repo_prefix, vec_key
+from repocontext.testing import make_repo
 from repocontext.workspace import Workspace
 
 FILES = {
@@ -30,14 +31,6 @@ FILES = {
     ),
     "README.md": "# proj\n\nComputes things.\n",
 }
-
-
-def make_repo(root: Path) -> Path:
-    for rel, body in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(body)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
 
 
 def disk_state(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -55,8 +48,8 @@ def counts(workspace: Workspace, repo_id: str) -> dict[str, int]:
 
 @pytest.fixture
 def ws_root(tmp_path: Path) -> Path:
-    make_repo(tmp_path / "ws" / "proj")
-    make_repo(tmp_path / "ws" / "proj2")  # an id sharing a prefix: must stay untouched
+    make_repo(tmp_path / "ws" / "proj", FILES)
+    make_repo(tmp_path / "ws" / "proj2", FILES)  # an id sharing a prefix: must stay untouched
     return tmp_path / "ws"
 
 
@@ -247,7 +240,7 @@ def test_remove_and_reset_refuse_while_an_index_run_is_in_progress(
 def test_add_refuses_a_symlink_or_dotdot_path_outside_the_root(
     workspace: Workspace, ws_root: Path, tmp_path: Path
 ) -> None:
-    outside = make_repo(tmp_path / "outside")
+    outside = make_repo(tmp_path / "outside", FILES)
     (ws_root / "link").symlink_to(outside, target_is_directory=True)
     for path in (ws_root / "link", ws_root / ".." / "outside"):
         with pytest.raises(PathOutsideWorkspaceError) as caught:

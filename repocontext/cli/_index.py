@@ -17,9 +17,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from repocontext.arguments import checked_range
 from repocontext.errors import InvalidInputError, StoreNotFoundError, StoreReadOnlyError
-from repocontext.index.job import IndexProgress
+from repocontext.index.files.roots import resolve_path
+from repocontext.index.files.walk import WalkOptions
+from repocontext.index.run.status import IndexProgress
 from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE
-from repocontext.index.walk import WalkOptions, resolve_path
 from repocontext.settings import Settings
 from repocontext.store import Store
 from repocontext.workspace import Workspace

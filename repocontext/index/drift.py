@@ -14,15 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
-from repocontext.index.fingerprint import (
+from repocontext.index.files.fingerprint import (
     BINARY_PROBE_BYTES,
     git_blob_id,
     is_binary,
     is_binary_file,
 )
-from repocontext.index.nodes import stat_matches
-from repocontext.index.walk import WalkOptions, is_directory, keyable, resolve_path, walk
-from repocontext.index.xref_records import stored_xref
+from repocontext.index.files.nodes import stat_matches
+from repocontext.index.files.roots import is_directory, resolve_path
+from repocontext.index.files.walk import WalkOptions, keyable, walk
+from repocontext.index.projections.xref_records import stored_xref
 from repocontext.store import Store
 
 __all__ = ["DriftReport", "ImpactedFile", "detect_drift", "scope_matches", "scope_prefix"]

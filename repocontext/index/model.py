@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
-__all__ = ["FileOutline", "ImportRef", "Link", "Symbol", "pickled_by_fields"]
+__all__ = [
+    "IMPORT",
+    "REFERENCE",
+    "TEST",
+    "FileOutline",
+    "ImportRef",
+    "Link",
+    "Symbol",
+    "pickled_by_fields",
+]
 
 _T = TypeVar("_T")
 
@@ -93,7 +102,7 @@ class FileOutline:
             (at most 2,000).
         member_references: Those of ``references`` the file uses as a member somewhere
             (``obj.name``, Rust ``Type::name``), sorted; only in the languages of
-            :data:`~repocontext.index._lexer.MEMBER_ACCESS` (empty in the others).
+            :data:`~repocontext.index.parsing._lexer.MEMBER_ACCESS` (empty in the others).
         package: The declared package or namespace where the language has one (Go
             ``package``, Java ``package``, C# ``namespace``), else ``None``.
         errors: True when tree-sitter reported syntax errors (the outline is best effort).
@@ -106,6 +115,12 @@ class FileOutline:
     package: str | None = None
     errors: bool = False
     member_references: tuple[str, ...] = ()
+
+
+IMPORT: Final = "import"
+REFERENCE: Final = "reference"
+TEST: Final = "test"
+"""The kinds of :class:`Link`: a file imports, references or tests another."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import logging
 import os
-import posixpath
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,31 +23,31 @@ from typing import Any, Final
 
 from repocontext.errors import (
     IndexRunningError,
-    InvalidInputError,
     NotFoundError,
-    PathNotFoundError,
     PathOutsideWorkspaceError,
     RepoContextError,
-    RootChangedError,
 )
-from repocontext.index._collector import collector_paused
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
-from repocontext.index.job import (
-    IndexJob,
+from repocontext.index.files.nodes import count_symbols, file_text, first_symbols, load_stat_fields
+from repocontext.index.files.roots import checked_root, file_path, is_under
+from repocontext.index.files.walk import WalkOptions, keyable
+from repocontext.index.projections.projection import ProjectionState
+from repocontext.index.projections.projection_writer import load_projections
+from repocontext.index.projections.xref_records import stored_xref
+from repocontext.index.run._collector import collector_paused
+from repocontext.index.run.job import IndexJob
+from repocontext.index.run.status import (
     IndexProgress,
+    IndexStatus,
     ProgressFn,
-    load_stat_fields,
+    pid_alive,
+    recorded_status,
 )
-from repocontext.index.nodes import count_symbols, file_text, first_symbols
-from repocontext.index.projection import ProjectionState
-from repocontext.index.projection_writer import load_projections
-from repocontext.index.walk import WalkOptions, keyable, resolve_path
-from repocontext.index.xref_records import stored_xref
 from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store, Value, repo_record
 from repocontext.store.keys import file_key, repo_key, vec_key
 from repocontext.tokens import DEFAULT_ENCODING
 
-__all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
+__all__ = ["IndexService", "OutlineView", "RelatedView"]
 
 _log = logging.getLogger(__name__)
 
@@ -59,35 +58,6 @@ RELATED_PAGE: Final = 50
 MAX_RELATED_PAGE: Final = 500
 _LOCK_POLL_S: Final = 0.05
 """How long :meth:`IndexService.exclusive` waits for a refresh in progress to end."""
-
-
-@dataclass(frozen=True, slots=True)
-class IndexStatus:
-    """What ``repocontext_index_status`` reports.
-
-    Attributes:
-        repo_id: The repository.
-        status: ``none``, ``running``, ``completed`` or ``failed``.
-        phase: ``walking``, ``parsing``, ``applying`` (or ``None`` before any run).
-        counters: File and chunk counters of the last or current run.
-        attempt: How many runs were started for this repository.
-        started_at: When the run started (ISO 8601 UTC).
-        finished_at: When it ended.
-        elapsed_ms: Its duration so far.
-        error: ``{code, message}`` of a failed run.
-        issues: Up to 50 skipped paths with their reason.
-    """
-
-    repo_id: str
-    status: str
-    phase: str | None = None
-    counters: dict[str, Value] = field(default_factory=dict)
-    attempt: int = 0
-    started_at: str | None = None
-    finished_at: str | None = None
-    elapsed_ms: int = 0
-    error: dict[str, Value] | None = None
-    issues: list[Value] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,13 +159,13 @@ class IndexService:
         """
         repo = self._repo(repo_id)
         # (first: a root swapped for a symlink is refused, not read as paths leading out)
-        root = _checked_root(repo_id, repo, Path(str(repo.get("root"))))
+        root = checked_root(repo_id, repo, Path(str(repo.get("root"))))
         scope: set[str] = set()
         for path in paths:
             try:
                 prefix = scope_prefix(root, path).rstrip("/")
             except PathOutsideWorkspaceError:
-                if not _under(os.path.normpath(root / path), str(root)):
+                if not is_under(os.path.normpath(root / path), str(root)):
                     raise  # named outside the root
                 # (under the root as written, out of it through a symlinked directory: an
                 # event inside a link the walk never follows)
@@ -233,7 +203,7 @@ class IndexService:
         Done ahead of the first change (the reconcile loop does it when it starts watching),
         so that change is applied incrementally. Only a consistent index is loaded: one
         whose projections are not marked dirty and carry the stamp of their last writer
-        (see :func:`~repocontext.index.projection_writer.load_projections`).
+        (see :func:`~repocontext.index.projections.projection_writer.load_projections`).
 
         Returns:
             True when a warm state is now held.
@@ -261,42 +231,11 @@ class IndexService:
         Raises:
             NotFoundError: No repository ``repo_id`` is registered.
         """
-        repo = self._repo(repo_id)
-        index = repo.get("index")
-        if not isinstance(index, dict):
-            return IndexStatus(repo_id, "none")
-        status = str(index.get("status"))
-        error = index.get("error") if isinstance(index.get("error"), dict) else None
-        if status == "running" and not self._alive(repo_id, index.get("pid")):
-            status = "failed"
-            error = {"code": "index.interrupted", "message": "the run stopped before finishing"}
-        phase, counters = index.get("phase"), dict(index.get("counters") or {})
-        embedding = self._embedding(repo_id)
-        if embedding:
-            counters["chunks"] = embedding.get("chunksDone", 0)
-            counters["chunksTotal"] = embedding.get("chunksTotal", 0)
-            counters["vectors"] = embedding.get("vectors", 0)
-            if status == "completed" and embedding.get("status") == "running":
-                status, phase = "running", "embedding"
-                pid = embedding.get("pid")
-                if isinstance(pid, int) and pid != os.getpid() and not _pid_alive(pid):
-                    status = "failed"
-                    error = {
-                        "code": "index.interrupted",
-                        "message": "the embedding pass stopped before finishing; the next run "
-                        "(or a server start) embeds what is missing",
-                    }
-        return IndexStatus(
-            repo_id=repo_id,
-            status=status,
-            phase=phase,
-            counters=counters,
-            attempt=int(index.get("attempt") or 0),
-            started_at=index.get("startedAt"),
-            finished_at=index.get("finishedAt"),
-            elapsed_ms=int(index.get("elapsedMs") or 0),
-            error=error,
-            issues=list(index.get("issues") or []),
+        return recorded_status(
+            repo_id,
+            self._repo(repo_id).get("index"),
+            self._embedding(repo_id),
+            alive=lambda pid: self._alive(repo_id, pid),
         )
 
     def outline(self, repo_id: str, path: str, max_symbols: int | None = None) -> OutlineView:
@@ -348,7 +287,7 @@ class IndexService:
     def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:
         """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
         repo = self._repo(repo_id)
-        root = _checked_root(repo_id, repo, Path(str(repo.get("root"))))
+        root = checked_root(repo_id, repo, Path(str(repo.get("root"))))
         nodes = load_stat_fields(self.store, repo_id)
         return detect_drift(
             self.store,
@@ -445,7 +384,7 @@ class IndexService:
                 repo = self._repo(repo_id)
                 if keep_fresh and not repo.get("indexedAt"):
                     return IndexProgress(phase="reconciling")  # reset: stays unindexed
-                root = _checked_root(repo_id, repo, root)
+                root = checked_root(repo_id, repo, root)
                 # One run at a time across processes too: a lock the kernel drops with its
                 # holder (two runs started at once both passed a check of the status).
                 if not run_lock.enter_context(self._run_lock(repo_id)):
@@ -504,7 +443,7 @@ class IndexService:
             # Every run of this process (background, foreground, reconcile refresh or pass)
             # records "running" and ends its record while it holds the repository's lock.
             return self._repo_lock(repo_id).locked()
-        return isinstance(pid, int) and _pid_alive(pid)
+        return isinstance(pid, int) and pid_alive(pid)
 
     def _embedding(self, repo_id: str) -> dict[str, Any]:
         record = self.store.get(VECTOR_METADATA, vec_key(repo_id, "status"))
@@ -524,74 +463,5 @@ class IndexService:
         return stored_xref(self.store, repo_id, name)
 
 
-def file_path(repo: Mapping[str, Any], path: str) -> str:
-    """A caller's file path as the repository-relative key path of its node.
-
-    ``./a.py``, ``pkg//util.py`` and an absolute path under the repository root name the
-    same file as ``a.py`` / ``pkg/util.py``; so does an absolute path through a symlink to
-    the root or to a directory above it (the root is stored resolved). The file's own name
-    is not resolved: nodes are kept under the path the walk listed.
-
-    Raises:
-        InvalidInputError: The path is empty or names the root.
-        PathOutsideWorkspaceError: The path leads outside the repository root.
-    """
-    if not path.strip():
-        raise InvalidInputError("the file path is empty", hint="Pass a file of the repository.")
-    normal = posixpath.normpath(path.replace(os.sep, "/"))
-    root = str(repo.get("root") or "")
-    if posixpath.isabs(normal):
-        if root and not _under(normal, root):  # through a symlinked directory, maybe
-            head, name = posixpath.split(normal)
-            normal = posixpath.join(os.path.realpath(head), name)
-        if not root or not _under(normal, root):
-            raise PathOutsideWorkspaceError(
-                f"{path[:200]} is not under the repository root {root}",
-                hint="Pass a path relative to the repository root.",
-            )
-        normal = posixpath.relpath(normal, root)
-    if normal == ".":
-        raise InvalidInputError(f"{path!r} names no file", hint="Pass a file of the repository.")
-    if normal == ".." or normal.startswith("../"):
-        raise PathOutsideWorkspaceError(
-            f"{path[:200]} leads outside the repository",
-            hint="Pass a path relative to the repository root.",
-        )
-    return normal
-
-
-def _checked_root(repo_id: str, repo: dict[str, Any], root: Path) -> Path:
-    """``root`` when it is still the registered directory, symlink-free.
-
-    Registration checked the realpath; a directory swapped for a symlink since (to a tree
-    outside the workspace, say) must not be walked through.
-
-    Raises:
-        RootChangedError: ``root`` now resolves elsewhere, or is not the registered root.
-        PathNotFoundError: ``root`` is gone.
-    """
-    registered = Path(str(repo.get("root")))
-    resolved = resolve_path(root)
-    if resolved != registered or root != registered:
-        raise RootChangedError(
-            f"the root of repository {repo_id!r}, {registered}, now resolves to {resolved}"
-        )
-    if not resolved.is_dir():
-        raise PathNotFoundError(f"the root of repository {repo_id!r}, {root}, is gone")
-    return resolved
-
-
 def _changed(progress: IndexProgress) -> bool:
     return bool(progress.files_added or progress.files_updated or progress.files_removed)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    return True
-
-
-def _under(path: str, root: str) -> bool:
-    return (path + "/").startswith(root.rstrip("/") + "/")

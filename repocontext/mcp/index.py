@@ -9,8 +9,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, JsonValue
 
 from repocontext.index.drift import DriftReport
-from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE, IndexStatus
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.walk import WalkOptions
+from repocontext.index.run.status import IndexStatus
+from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
 from repocontext.mcp._params import (
     NewRepoId,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from repocontext.errors import InvalidInputError, InvalidKeyError
-from repocontext.index.nodes import file_text
+from repocontext.index.files.nodes import file_text
 from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, Store, Value
 from repocontext.store.keys import parse_key
 

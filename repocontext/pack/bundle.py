@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from repocontext.errors import InvalidInputError, InvalidKeyError
-from repocontext.index.nodes import file_text
+from repocontext.index.files.nodes import file_text
 from repocontext.pack.request import ContextRequest, Detail
 from repocontext.search.service import SearchHit, SearchService
 from repocontext.store import SESSION, STRUCTURAL, Clock, DocPatch, DocState, Store

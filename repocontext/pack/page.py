@@ -49,9 +49,10 @@ from repocontext.errors import (
     PathOutsideWorkspaceError,
     RootChangedError,
 )
-from repocontext.index.fingerprint import git_blob_id, is_binary
+from repocontext.index.files.fingerprint import git_blob_id, is_binary
+from repocontext.index.files.roots import is_directory, resolve_path
+from repocontext.index.files.walk import WalkOptions, keyable, walk
 from repocontext.index.service import IndexService, file_path
-from repocontext.index.walk import WalkOptions, is_directory, keyable, resolve_path, walk
 from repocontext.store import STRUCTURAL, Store
 from repocontext.store.keys import file_key
 from repocontext.store.repos import repo_record

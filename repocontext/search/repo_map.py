@@ -34,8 +34,8 @@ import numpy as np
 import numpy.typing as npt
 
 from repocontext.errors import InvalidInputError, NotFoundError
-from repocontext.index.nodes import symbol_from_wire
-from repocontext.index.xref_records import links_of_out_record
+from repocontext.index.files.nodes import symbol_from_wire
+from repocontext.index.projections.xref_records import links_of_out_record
 from repocontext.search.terms import terms, unique_terms
 from repocontext.store import STRUCTURAL, XREF, Store, repo_record
 from repocontext.store.keys import decode_component, family_prefix

@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from repocontext.index.nodes import file_text
+from repocontext.index.files.nodes import file_text
 from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
 from repocontext.search.vectors import ChunkHit, VectorPlane
 from repocontext.store import MEMORY, STRUCTURAL, VECTOR_METADATA, Clock, Record, Store

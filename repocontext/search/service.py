@@ -34,8 +34,8 @@ from repocontext.errors import (
     NotFoundError,
     StoreFullError,
 )
-from repocontext.index.nodes import file_text
-from repocontext.index.xref_records import stored_xref
+from repocontext.index.files.nodes import file_text
+from repocontext.index.projections.xref_records import stored_xref
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
 from repocontext.search.semantic import SemanticService, memory_key_of

@@ -6,28 +6,40 @@ What :class:`~repocontext.store.store.Store` and its batches queue.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from repocontext.errors import InvalidInputError
 from repocontext.store import _writes as w
+from repocontext.store.clock import Clock
 from repocontext.store.document import SEP, DocPatch
 from repocontext.store.keys import validate_key
 from repocontext.store.records import Value, pack
 from repocontext.store.trees import TREES, TreeSpec, tree_spec
 
-if TYPE_CHECKING:
-    from repocontext.store.store import Store
-
-__all__ = ["MAX_EXPIRY_MS", "OpFactory", "check_patch"]
+__all__ = ["MAX_EXPIRY_MS", "OpFactory", "StoreLimits", "check_patch"]
 
 MAX_EXPIRY_MS: Final = 2**63 - 1
 """The latest expiry a record frame can hold (epoch ms, a signed 64-bit integer)."""
 
 
+class StoreLimits(Protocol):
+    """What an :class:`OpFactory` reads of its store: the value cap and the clock for TTLs."""
+
+    @property
+    def max_value_bytes(self) -> int:
+        """The largest packed value a put accepts."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """The clock a TTL counts from."""
+        ...
+
+
 class OpFactory:
     """Builds validated write operations bound to one store's settings."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: StoreLimits) -> None:
         self._store = store
 
     def put_row(

@@ -11,17 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from repocontext.errors import InvalidInputError
 from repocontext.store import _writes as w
+from repocontext.store._ops import OpFactory
 from repocontext.store.document import DocPatch
 from repocontext.store.records import Value
 
-if TYPE_CHECKING:
-    from repocontext.store.store import Store
+__all__ = ["Batch", "BatchTarget"]
 
-__all__ = ["Batch"]
+
+class BatchTarget(Protocol):
+    """What a :class:`Batch` needs of its store: validated operations and a transaction."""
+
+    @property
+    def ops(self) -> OpFactory:
+        """Builds the validated operations the batch queues."""
+        ...
+
+    def run_batch(self, ops: list[w.Op | w.PutGroup]) -> int:
+        """Run queued operations in one durable transaction; how many changed a record."""
+        ...
 
 
 class Batch:
@@ -29,7 +40,7 @@ class Batch:
 
     def __init__(
         self,
-        store: Store,
+        store: BatchTarget,
         *,
         commit_every: int,
         on_commit: Callable[[list[str]], None] | None,

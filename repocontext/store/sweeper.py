@@ -9,23 +9,54 @@ The same transaction trims the change feed to the grace period and the store's e
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from repocontext.store import _writes as w
-from repocontext.store.clock import hlc_millis
+from repocontext.store.backend import Backend, WriteTxn
+from repocontext.store.clock import Clock, hlc_millis
 from repocontext.store.document import read_doc
 from repocontext.store.records import Frame
 from repocontext.store.trees import TREES_BY_TAG, MergeMode
 from repocontext.store.view import SweepReport
 
-if TYPE_CHECKING:
-    from repocontext.store.backend import WriteTxn
-    from repocontext.store.store import Store
-
-__all__ = ["Sweeper", "sweep_once"]
+__all__ = ["Sweeper", "SweptStore", "sweep_once"]
 
 
-def sweep_once(store: Store, *, limit: int = 10_000) -> SweepReport:
+class SweptStore(Protocol):
+    """What a sweep reads of its store: the backend, the clock and the retention settings."""
+
+    @property
+    def backend(self) -> Backend:
+        """Where the sweep's transaction runs."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """What "expired" is measured against."""
+        ...
+
+    @property
+    def client_id(self) -> int:
+        """The replica id the tombstones are written under."""
+        ...
+
+    @property
+    def max_value_bytes(self) -> int:
+        """The value cap of the writes the sweep makes."""
+        ...
+
+    @property
+    def tombstone_grace_seconds(self) -> float:
+        """How long a tombstone (and a change-feed entry) is kept."""
+        ...
+
+    @property
+    def feed_max_events(self) -> int:
+        """How many change-feed events are kept at most."""
+        ...
+
+
+def sweep_once(store: SweptStore, *, limit: int = 10_000) -> SweepReport:
     """Run one sweep of at most ``limit`` index and feed entries each, in one transaction."""
     now_ms = int(store.clock.now() * 1000)
     grace_ms = int(store.tombstone_grace_seconds * 1000)
@@ -94,7 +125,7 @@ def _carries_fence(frame: Frame) -> bool:
 class Sweeper:
     """A daemon thread that sweeps a store every ``interval_seconds``."""
 
-    def __init__(self, store: Store, *, interval_seconds: float = 60.0) -> None:
+    def __init__(self, store: SweptStore, *, interval_seconds: float = 60.0) -> None:
         """Prepare a sweeper; call :meth:`start` to run it."""
         self._store = store
         self._interval = interval_seconds

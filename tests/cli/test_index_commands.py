@@ -8,22 +8,19 @@ from typer.testing import CliRunner
 
 from repocontext.cli import app
 from repocontext.store import Store
+from repocontext.testing import make_repo
 
 runner = CliRunner()
 
 
-def make_repo(root: Path) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "calc.py").write_text(
+FILES = {
+    "src/calc.py": (
         "def add(a, b):\n    return a + b\n\n\nclass Calc:\n    def twice(self, x):\n"
         "        return add(x, x)\n"
-    )
-    (root / "test_calc.py").write_text(
-        "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-    )
-    (root / "notes.txt").write_text("hello\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+    ),
+    "test_calc.py": "from src.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    "notes.txt": "hello\n",
+}
 
 
 def invoke(*args: str) -> str:
@@ -33,7 +30,7 @@ def invoke(*args: str) -> str:
 
 
 def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     status = json.loads(invoke("index", str(repo), "--data-dir", data, "--json"))
     assert status["status"] == "completed"
@@ -80,7 +77,7 @@ def test_index_then_status_outline_related_and_changed_with_json(tmp_path):
 
 
 def test_text_output_is_readable(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     (repo / "src" / "broken.py").write_text("def fine():\n    pass\n\n\ndef broken(:\n")
     data = str(tmp_path / "data")
     assert "completed" in invoke("index", str(repo), "--data-dir", data, "--exclude", "notes.txt")
@@ -106,7 +103,7 @@ def test_errors_exit_non_zero_with_a_code_and_hint(tmp_path):
         assert result.exit_code == 1, command
         assert "error [store.not_found]" in result.output and "--data-dir" in result.output
         assert not (tmp_path / "data").exists()
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     invoke("index", str(repo), "--data-dir", data)
     invoke("repos", "remove", "calc", "--data-dir", data)
     result = runner.invoke(app, ["status", "--data-dir", data])
@@ -137,7 +134,7 @@ def test_index_sweeps_the_store_so_the_change_feed_stays_bounded(tmp_path, monke
 
 
 def test_a_rerun_keeps_the_filters_and_the_size_cap_comes_from_the_settings(tmp_path, monkeypatch):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     first = json.loads(
         invoke("index", str(repo), "--exclude", "*.txt", "--data-dir", data, "--json")
@@ -158,7 +155,7 @@ def test_an_empty_path_is_refused(tmp_path):
 
 
 def test_an_empty_repo_id_is_refused_and_unknown_languages_read_plainly(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     invoke("index", str(repo), "--data-dir", data)
     result = runner.invoke(app, ["status", "--repo-id", "", "--data-dir", data])
@@ -176,7 +173,7 @@ def test_an_invalid_setting_is_one_error_line_with_a_hint(tmp_path, monkeypatch)
 
 
 def test_a_file_that_cannot_be_read_now_keeps_its_node(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     invoke("index", str(repo), "--data-dir", data)
     target = repo / "src" / "calc.py"
@@ -203,7 +200,7 @@ def test_a_file_that_cannot_be_read_now_keeps_its_node(tmp_path):
 
 
 def test_reading_commands_work_on_a_store_they_cannot_write(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = tmp_path / "data"
     invoke("index", str(repo), "--data-dir", str(data))
     cli = [str(Path(sys.executable).parent / "repocontext")]

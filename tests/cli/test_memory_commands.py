@@ -1,10 +1,10 @@
 import json
-import subprocess
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from repocontext.cli import app
+from repocontext.testing import make_repo
 
 runner = CliRunner()
 
@@ -16,10 +16,7 @@ def invoke(*args: str, code: int = 0) -> str:
 
 
 def test_memory_commands_with_and_without_json(tmp_path: Path):
-    repo = tmp_path / "proj"
-    repo.mkdir()
-    (repo / "app.py").write_text("def run():\n    return 1\n")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    repo = make_repo(tmp_path / "proj", {"app.py": "def run():\n    return 1\n"})
     data = str(tmp_path / "data")
     invoke("index", str(repo), "--data-dir", data, "--json")
     made = json.loads(

@@ -1,20 +1,15 @@
 import json
-import subprocess
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from repocontext.cli import app
+from repocontext.testing import make_repo
 
 runner = CliRunner()
 
 
-def make_repo(root: Path) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    (root / "notes.txt").write_text("hello\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+FILES = {"src/calc.py": "def add(a, b):\n    return a + b\n", "notes.txt": "hello\n"}
 
 
 def invoke(*args: str, code: int = 0) -> str:
@@ -24,7 +19,7 @@ def invoke(*args: str, code: int = 0) -> str:
 
 
 def test_list_reset_and_remove_with_json(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     invoke("index", str(repo), "--data-dir", data, "--json")
     invoke("memory", "remember", "decisions", "--title", "Keep add pure", "--data-dir", data)
@@ -48,7 +43,7 @@ def test_list_reset_and_remove_with_json(tmp_path: Path) -> None:
 
 
 def test_text_output_and_errors(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     assert "store.not_found" in invoke("repos", "list", "--data-dir", data, code=1)
     invoke("index", str(repo), "--data-dir", data, "--json")

@@ -7,21 +7,19 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from repocontext.cli import app
-from repocontext.testing import free_port, wait_live
+from repocontext.testing import free_port, make_repo, wait_live
 from repocontext.tokens import count_tokens
 
 runner = CliRunner()
 
 
-def make_repo(root: Path) -> Path:
-    (root / "src").mkdir(parents=True)
-    (root / "src" / "calc.py").write_text(
+FILES = {
+    "src/calc.py": (
         "def add(a, b):\n    return a + b\n\n\nclass Calculator:\n    def twice(self, x):\n"
         "        return add(x, x)\n"
-    )
-    (root / "README.md").write_text("A calculator that can add.\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+    ),
+    "README.md": "A calculator that can add.\n",
+}
 
 
 def invoke(*args: str) -> str:
@@ -31,7 +29,7 @@ def invoke(*args: str) -> str:
 
 
 def test_search_and_context_with_and_without_json(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     invoke("index", str(repo), "--data-dir", data, "--json")
     found = json.loads(invoke("search", "Calculator twice", "--data-dir", data, "--json"))
@@ -53,7 +51,7 @@ def test_search_and_context_with_and_without_json(tmp_path):
 
 
 def test_stats_reads_a_running_server(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = tmp_path / "data"
     cli = str(Path(sys.executable).parent / "repocontext")
     port = str(free_port())
@@ -101,7 +99,7 @@ def test_stats_reads_a_running_server(tmp_path):
 
 
 def test_stats_of_a_server_with_a_tokens_file_needs_a_token(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps({"tokens": [{"token": "t-reader", "role": "reader"}]}))
     cli = str(Path(sys.executable).parent / "repocontext")

@@ -1,10 +1,9 @@
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from repocontext.settings import Settings
-from repocontext.testing import FakeClock
+from repocontext.testing import FakeClock, make_repo
 from repocontext.workspace import Workspace
 
 FILES = {
@@ -30,36 +29,18 @@ FILES = {
 }
 
 
-def git(root: Path, *args: str) -> str:
-    out = subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
-    )
-    return out.stdout
-
-
-def make_repo(root: Path, files: dict[str, str | bytes] | None = None) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    for rel, body in (files or FILES).items():
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(body, bytes):
-            target.write_bytes(body)
-        else:
-            target.write_text(body)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "-c", "user.email=t@example.com", "-c", "user.name=t", "add", "-A")
-    git(root, "-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-qm", "init")
-    return root
+def committed_repo(root: Path, files: dict[str, str | bytes] | None = None) -> Path:
+    return make_repo(root, FILES if files is None else files, commit=True)
 
 
 @pytest.fixture
 def repo_factory():
-    return make_repo
+    return committed_repo
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "ws" / "demo")
+    return committed_repo(tmp_path / "ws" / "demo")
 
 
 @pytest.fixture

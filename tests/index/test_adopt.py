@@ -3,8 +3,8 @@
 import os
 from pathlib import Path
 
-from repocontext.index.projection import PROJECTION_FORMAT, record_digest
-from repocontext.index.projection_writer import stored_digests
+from repocontext.index.projections.projection import PROJECTION_FORMAT, record_digest
+from repocontext.index.projections.projection_writer import stored_digests
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
 from repocontext.store.keys import family_prefix, repo_key, symbol_key, xref_key

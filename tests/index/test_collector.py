@@ -2,8 +2,8 @@ import gc
 
 import pytest
 
-from repocontext.index._collector import collector_paused
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.walk import WalkOptions
+from repocontext.index.run._collector import collector_paused
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from repocontext.errors import PathOutsideWorkspaceError
-from repocontext.index.job import load_file_nodes
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.nodes import load_file_nodes
+from repocontext.index.files.walk import WalkOptions
 
 
 def test_changed_reports_added_updated_removed_and_the_impacted_files(workspace, repo):

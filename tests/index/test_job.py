@@ -9,15 +9,12 @@ import pytest
 
 from repocontext.entries import recall
 from repocontext.errors import InvalidInputError, NotFoundError, PathOutsideWorkspaceError
-from repocontext.index.job import (
-    FLUSH_LOCAL_AT,
-    PARALLEL_THRESHOLD,
-    iter_file_nodes,
-    load_file_nodes,
-)
-from repocontext.index.projection import ProjectionState
-from repocontext.index.projection_writer import ProjectionWriter
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.extract import PARALLEL_THRESHOLD
+from repocontext.index.files.nodes import iter_file_nodes, load_file_nodes
+from repocontext.index.files.walk import WalkOptions
+from repocontext.index.projections.projection import ProjectionState
+from repocontext.index.projections.projection_writer import ProjectionWriter
+from repocontext.index.run.job import FLUSH_LOCAL_AT
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import content_key, file_key, repo_key, symbol_key, xref_key
 
@@ -301,7 +298,7 @@ _ORPHAN_PARENT = """
 import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
-from repocontext.index.extract import worker_started
+from repocontext.index.files.extract import worker_started
 if __name__ == "__main__":
     context = get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=worker_started)

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from tree_sitter import Language, Parser, Query, QueryCursor
 
-from repocontext.index._lexer import identifier_uses, identifiers
-from repocontext.index.languages import LANGUAGES
-from repocontext.index.parser import _GRAMMARS, _without_class_macros
+from repocontext.index.parsing._lexer import identifier_uses, identifiers
+from repocontext.index.parsing.languages import LANGUAGES
+from repocontext.index.parsing.parser import _GRAMMARS, _without_class_macros
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "languages"
 

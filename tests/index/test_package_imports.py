@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.walk import WalkOptions
 
 MAVEN = {
     "pom.xml": "<project><artifactId>acme</artifactId></project>\n",

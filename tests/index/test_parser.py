@@ -7,17 +7,17 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import RepoContextError, UnsupportedLanguageError
-from repocontext.index.extract import extract_file
-from repocontext.index.languages import (
+from repocontext.index.files.extract import extract_file
+from repocontext.index.files.walk import WalkEntry
+from repocontext.index.model import FileOutline, ImportRef, Symbol
+from repocontext.index.parsing.languages import (
     LANGUAGES,
     content_language,
     is_config_path,
     is_test_path,
     language_for,
 )
-from repocontext.index.model import FileOutline, ImportRef, Symbol
-from repocontext.index.parser import MAX_REFERENCES, module_name, parse_outline
-from repocontext.index.walk import WalkEntry
+from repocontext.index.parsing.parser import MAX_REFERENCES, module_name, parse_outline
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "languages"
 

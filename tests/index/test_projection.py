@@ -18,19 +18,25 @@ from typing import Any
 
 import pytest
 
-from repocontext.index._import_rules import MANIFESTS
-from repocontext.index.extract import extract_file
-from repocontext.index.nodes import file_node, iter_symbols, outline_of
-from repocontext.index.projection import (
+from repocontext.index.files.extract import extract_file
+from repocontext.index.files.nodes import file_node, iter_symbols, outline_of
+from repocontext.index.files.walk import WalkEntry
+from repocontext.index.links.coverage import covering_tests
+from repocontext.index.links.repo_files import RepoFiles
+from repocontext.index.links.resolve import dependents, link_repository
+from repocontext.index.parsing.manifests import MANIFESTS
+from repocontext.index.projections.projection import (
     ProjectionState,
     in_record,
     name_record,
     out_record,
     record_digest,
 )
-from repocontext.index.projection_writer import ProjectionWriter, apply_delta, rebuild_projections
-from repocontext.index.resolve import RepoFiles, covering_tests, dependents, link_repository
-from repocontext.index.walk import WalkEntry
+from repocontext.index.projections.projection_writer import (
+    ProjectionWriter,
+    apply_delta,
+    rebuild_projections,
+)
 from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
 from repocontext.store.keys import family_prefix, pkg_key, symbol_key, xref_key
 from repocontext.testing import FakeClock

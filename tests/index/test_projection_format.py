@@ -11,7 +11,7 @@ bumped and the digest recorded. (A change these outlines do not exercise is not 
 import hashlib
 
 from repocontext.index.model import FileOutline, ImportRef, Symbol
-from repocontext.index.projection import PROJECTION_FORMAT, ProjectionState
+from repocontext.index.projections.projection import PROJECTION_FORMAT, ProjectionState
 from repocontext.store.records import pack
 
 # PROJECTION_FORMAT -> digest of every record the outlines below project to (as they stood
@@ -252,7 +252,7 @@ def test_the_projection_records_of_this_format_are_the_recorded_ones():
     assert count == 90
     assert RECORDED.get(PROJECTION_FORMAT) == digest, (
         "The projection records changed. Bump PROJECTION_FORMAT in "
-        "repocontext/index/projection.py (stores stamped with the old format then rebuild "
-        f"instead of adopting records the new code would not write) and record {digest!r} "
+        "repocontext/index/projections/projection.py (stores stamped with the old format then "
+        f"rebuild instead of adopting records the new code would not write) and record {digest!r} "
         "for it in RECORDED."
     )

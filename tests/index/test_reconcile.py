@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import PathOutsideWorkspaceError
-from repocontext.index.job import load_file_nodes
-from repocontext.index.projection import ProjectionState, record_digest
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.nodes import load_file_nodes
+from repocontext.index.files.walk import WalkOptions
+from repocontext.index.projections.projection import ProjectionState, record_digest
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import family_prefix, repo_key, symbol_key

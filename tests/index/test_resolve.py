@@ -2,19 +2,17 @@
 
 import pytest
 
-from repocontext.index._import_rules import manifest_name
-from repocontext.index.model import FileOutline, ImportRef, Link, Symbol
-from repocontext.index.parser import parse_outline
-from repocontext.index.resolve import (
+from repocontext.index.links.coverage import covering_tests
+from repocontext.index.links.references import (
     MAX_DEFINING_FILES,
-    RepoFiles,
     build_symbol_index,
-    covering_tests,
-    dependents,
-    link_repository,
     reference_links,
-    resolve_imports,
 )
+from repocontext.index.links.repo_files import RepoFiles
+from repocontext.index.links.resolve import dependents, link_repository, resolve_imports
+from repocontext.index.model import FileOutline, ImportRef, Link, Symbol
+from repocontext.index.parsing.manifests import manifest_name
+from repocontext.index.parsing.parser import parse_outline
 
 
 def imp(spec: str, kind: str, *names: str, level: int = 0, system: bool = False) -> ImportRef:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import DangerousRootError, InvalidInputError, PathNotFoundError
-from repocontext.index.walk import WalkOptions, check_root, walk
+from repocontext.index.files.roots import check_root
+from repocontext.index.files.walk import WalkOptions, walk
 
 
 def paths(result):
@@ -131,7 +132,7 @@ def test_an_unlistable_directory_is_reported(tmp_path):
 def _walk_without_override(root):
     """Walk ``root`` in a process that permissions apply to (root's override dropped)."""
     script = (
-        "import json, sys; from repocontext.index.walk import walk; r = walk(sys.argv[1]);"
+        "import json, sys; from repocontext.index.files.walk import walk; r = walk(sys.argv[1]);"
         "print(json.dumps({'paths': [e.path for e in r.entries],"
         " 'issues': [[i.path, i.reason] for i in r.issues]}))"
     )

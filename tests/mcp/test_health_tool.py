@@ -16,16 +16,13 @@ from repocontext.auth import FULL_ACCESS, granted
 from repocontext.errors import NoWorkspaceRootError
 from repocontext.mcp import build_server, error_text, map_errors
 from repocontext.settings import Settings
+from repocontext.testing import make_repo
 from repocontext.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
 
-def _git_repo(path: Path) -> Path:
-    path.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
-    (path / "app.py").write_text("print('hi')\n")
-    return path
+FILES = {"app.py": "print('hi')\n"}
 
 
 @pytest.fixture
@@ -75,7 +72,7 @@ async def test_health_with_no_repository_reports_nothing_registered(
 async def test_health_of_a_registered_repo_reports_building(
     workspace: Workspace, tmp_path: Path
 ) -> None:
-    workspace.register_repo(_git_repo(tmp_path / "proj"))
+    workspace.register_repo(make_repo(tmp_path / "proj", FILES))
     async with Client(build_server(workspace, workspace.settings)) as client:
         health = _structured(await client.call_tool("repocontext_health", {"repoId": "proj"}))
     assert (health["retrievalPhase"], health["retrievalReady"]) == ("building", False)
@@ -133,8 +130,8 @@ async def test_read_tools_are_listed_read_only_with_an_output_schema(
 async def test_list_repos_returns_registered_repos_in_id_order(
     workspace: Workspace, tmp_path: Path
 ) -> None:
-    workspace.register_repo(_git_repo(tmp_path / "zeta"))
-    workspace.register_repo(_git_repo(tmp_path / "alpha"))
+    workspace.register_repo(make_repo(tmp_path / "zeta", FILES))
+    workspace.register_repo(make_repo(tmp_path / "alpha", FILES))
     async with Client(build_server(workspace, workspace.settings)) as client:
         listing = _structured(await client.call_tool("repocontext_list_repos", {}))
     assert listing["repos"] == [
@@ -209,7 +206,7 @@ async def test_health_over_stdio_reports_nothing_registered(tmp_path: Path) -> N
 async def test_health_over_stdio_moves_from_building_to_keyword_only_after_repo_flag(
     tmp_path: Path,
 ) -> None:
-    repo = _git_repo(tmp_path / "proj")
+    repo = make_repo(tmp_path / "proj", FILES)
     async with Client(_stdio(tmp_path, "--repo", str(repo))) as client:
         phases = []
         for _ in range(600):
@@ -332,7 +329,7 @@ async def test_health_over_streamable_http_reports_nothing_registered(
 async def test_health_over_streamable_http_after_repo_flag_reports_building(
     tmp_path: Path,
 ) -> None:
-    repo = _git_repo(tmp_path / "proj")
+    repo = make_repo(tmp_path / "proj", FILES)
     server = _HttpServer(tmp_path, "--repo", str(repo))
     try:
         _wait_live(server.url)

@@ -1,4 +1,3 @@
-import subprocess
 from pathlib import Path
 
 import anyio
@@ -7,6 +6,7 @@ from mcp import Client
 
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
+from repocontext.testing import make_repo
 from repocontext.testing import tool_error as error
 from repocontext.testing import tool_ok as ok
 from repocontext.workspace import Workspace
@@ -14,24 +14,21 @@ from repocontext.workspace import Workspace
 pytestmark = pytest.mark.anyio
 
 
-def make_repo(root: Path) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "core.py").write_text(
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": (
         "def compute(x):\n    return x * 2\n\n\nclass Engine:\n    def start(self):\n"
         "        return compute(1)\n"
-    )
-    (root / "tests").mkdir()
-    (root / "tests" / "test_core.py").write_text(
+    ),
+    "tests/test_core.py": (
         "from pkg.core import compute\n\n\ndef test_compute():\n    assert compute(2) == 4\n"
-    )
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+    ),
+}
 
 
 @pytest.fixture
 def served(tmp_path: Path):
-    repo = make_repo(tmp_path / "ws" / "proj")
+    repo = make_repo(tmp_path / "ws" / "proj", FILES)
     # Single-repository mode (serve --repo): the mode that offers repocontext_bootstrap.
     settings = Settings(data_dir=tmp_path / "data", repo=repo, enable_writes=True)
     with Workspace.open(settings) as workspace:
@@ -195,7 +192,7 @@ async def test_bootstrap_is_not_offered_without_writes_or_a_workspace_root(tmp_p
 
 @pytest.mark.timeout(120)
 async def test_an_outline_of_a_generated_file_is_bounded(tmp_path):
-    repo = make_repo(tmp_path / "ws" / "proj")
+    repo = make_repo(tmp_path / "ws" / "proj", FILES)
     body = "".join(f"class C{i}:\n    def m(self):\n        pass\n\n\n" for i in range(1500))
     (repo / "pkg" / "generated.py").write_text(body)  # 3,000 symbols
     settings = Settings(data_dir=tmp_path / "data", repo=repo, enable_writes=True)

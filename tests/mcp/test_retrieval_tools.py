@@ -1,8 +1,6 @@
 """search, context and stats through the real MCP client: exact wire cost, reuse, sessions."""
 
 import json
-import subprocess
-from pathlib import Path
 
 import anyio
 import pytest
@@ -13,6 +11,7 @@ from mcp.types import CallToolResult, TextContent
 
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
+from repocontext.testing import make_repo
 from repocontext.tokens import count_tokens
 from repocontext.workspace import Workspace
 
@@ -21,27 +20,22 @@ pytestmark = pytest.mark.anyio
 WORDS = ["config", "loader", "parse", "render", "engine", "start", "widget", "cache", "token"]
 
 
-def make_repo(root: Path) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
+def engine_files() -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {"pkg/__init__.py": ""}
     for i, word in enumerate(WORDS):
         body = "".join(
             f"def {word}_{j}(value):\n    '''{word} step {j}.'''\n    return value + {i * j}\n\n\n"
             for j in range(12 + i * 6)
         )
-        (root / "pkg" / f"{word}.py").write_text(
-            f"class {word.title()}Engine:\n    pass\n\n\n{body}"
-        )
-    (root / "tests").mkdir()
-    (root / "tests" / "test_config.py").write_text("from pkg.config import config_1\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+        files[f"pkg/{word}.py"] = f"class {word.title()}Engine:\n    pass\n\n\n{body}"
+    files["tests/test_config.py"] = "from pkg.config import config_1\n"
+    return files
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("retrieval")
-    repo = make_repo(tmp / "ws" / "proj")
+    repo = make_repo(tmp / "ws" / "proj", engine_files())
     settings = Settings(data_dir=tmp / "data", workspace_root=tmp / "ws", reconcile="off")
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, background=False)

@@ -1,4 +1,3 @@
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +8,7 @@ from mcp import Client
 
 from repocontext.mcp import build_server
 from repocontext.settings import Settings
+from repocontext.testing import make_repo
 from repocontext.testing import tool_error as error
 from repocontext.testing import tool_ok as ok
 from repocontext.workspace import Workspace
@@ -29,20 +29,18 @@ TREES = (
 )
 
 
-def make_repo(root: Path) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "core.py").write_text(
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": (
         "def compute(x):\n    return x * 2\n\n\nclass Engine:\n    def start(self):\n"
         "        return compute(1)\n"
-    )
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+    ),
+}
 
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Workspace, Path]]:
-    repo = make_repo(tmp_path / "ws" / "proj")
+    repo = make_repo(tmp_path / "ws" / "proj", FILES)
     settings = Settings(
         data_dir=tmp_path / "data",
         workspace_root=tmp_path / "ws",
@@ -89,7 +87,7 @@ async def test_the_admin_tools_are_offered_in_workspace_mode_and_annotated(
 async def test_the_admin_tools_are_withheld_without_writes_or_outside_workspace_mode(
     tmp_path: Path, mode: str
 ) -> None:
-    repo = make_repo(tmp_path / "ws" / "proj")
+    repo = make_repo(tmp_path / "ws" / "proj", FILES)
     data = tmp_path / "data"
     if mode == "single-repo":
         settings = Settings(data_dir=data, repo=repo, enable_writes=True)
@@ -159,7 +157,7 @@ async def test_unknown_ids_are_a_no_op_or_not_found_and_outside_paths_are_refuse
     served: tuple[Workspace, Path], tmp_path: Path
 ) -> None:
     workspace, _ = served
-    outside = make_repo(tmp_path / "outside")
+    outside = make_repo(tmp_path / "outside", FILES)
     (tmp_path / "ws" / "link").symlink_to(outside, target_is_directory=True)
     async with Client(build_server(workspace, workspace.settings)) as client:
         removed = ok(await client.call_tool("repocontext_remove_repo", {"repoId": "nope"}))

@@ -4,7 +4,6 @@ Real store, a real git repository indexed by the real indexer, an injected clock
 """
 
 import itertools
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,19 +24,17 @@ from repocontext.memory.service import MAX_TTL_SECONDS
 from repocontext.settings import Settings
 from repocontext.store import MEMORY
 from repocontext.store.keys import family_prefix, file_key, mem_key, symbol_key
-from repocontext.testing import FakeClock
+from repocontext.testing import FakeClock, make_repo
 from repocontext.workspace import Workspace
 
 UTIL = "def parse(text):\n    return text.split()\n\n\ndef other():\n    return 1\n"
 
 
-def make_repo(root: Path) -> Path:
-    (root / "pkg").mkdir(parents=True)
-    (root / "pkg" / "__init__.py").write_text("")
-    (root / "pkg" / "util.py").write_text(UTIL)
-    (root / "pkg" / "app.py").write_text("from pkg.util import parse\n")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": UTIL,
+    "pkg/app.py": "from pkg.util import parse\n",
+}
 
 
 @pytest.fixture
@@ -47,7 +44,7 @@ def clock():
 
 @pytest.fixture
 def ws(tmp_path: Path, clock: FakeClock):
-    repo = make_repo(tmp_path / "ws" / "demo")
+    repo = make_repo(tmp_path / "ws" / "demo", FILES)
     settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
     with Workspace.open(settings, clock=clock) as workspace:
         workspace.bootstrap(repo, "demo", background=False)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repocontext.errors import RepoContextError
-from repocontext.index.walk import WalkOptions
+from repocontext.index.files.walk import WalkOptions
 from repocontext.pack.page import Page, split_lines
 from repocontext.settings import Settings
 from repocontext.store import STRUCTURAL

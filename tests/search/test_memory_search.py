@@ -1,12 +1,11 @@
 """Memory entries in keyword search: ranking, reasons, freshness, expiry, rebuild."""
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from repocontext.settings import Settings
-from repocontext.testing import FakeClock
+from repocontext.testing import FakeClock, make_repo
 from repocontext.workspace import Workspace
 
 
@@ -17,10 +16,8 @@ def clock():
 
 @pytest.fixture
 def ws(tmp_path: Path, clock: FakeClock):
-    repo = tmp_path / "ws" / "demo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "src" / "cache.py").write_text("class LruCache:\n    def evict(self):\n        pass\n")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    cache = "class LruCache:\n    def evict(self):\n        pass\n"
+    repo = make_repo(tmp_path / "ws" / "demo", {"src/cache.py": cache})
     settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
     with Workspace.open(settings, clock=clock) as workspace:
         workspace.bootstrap(repo, "demo", background=False)
@@ -86,10 +83,8 @@ def test_a_deleted_index_is_rebuilt_with_the_memory_entries(ws):
 
 
 def test_memory_entries_are_embedded_and_fused_with_the_keyword_ranking(tmp_path: Path):
-    repo = tmp_path / "ws" / "demo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "src" / "db.py").write_text("def migrate(schema):\n    return schema\n")
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    db = "def migrate(schema):\n    return schema\n"
+    repo = make_repo(tmp_path / "ws" / "demo", {"src/db.py": db})
     settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="static")
     with Workspace.open(settings) as ws:
         ws.bootstrap(repo, "demo", background=False)

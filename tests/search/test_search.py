@@ -1,6 +1,5 @@
 """Keyword search over a real indexed repository: terms, ranking, reasons, freshness."""
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.search.terms import split_identifier, unique_terms
 from repocontext.settings import Settings
+from repocontext.testing import make_repo
 from repocontext.workspace import Workspace
 
 FILES = {
@@ -27,12 +27,7 @@ FILES = {
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "ws" / "demo"
-    for rel, body in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(body)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
+    return make_repo(tmp_path / "ws" / "demo", FILES)
 
 
 @pytest.fixture
@@ -136,19 +131,15 @@ def test_freshness_and_refusals(workspace) -> None:
 
 
 def test_files_the_top_hits_import_are_lifted_below_them(tmp_path: Path) -> None:
-    root = tmp_path / "ws" / "graph"
-    files = {
+    files: dict[str, str | bytes] = {
         "core/alpha.py": "from core import helper\n\n\ndef ledger():\n    return 'ledger ledger'\n",
         "core/beta.py": "def ledger_two():\n    return 'ledger ledger'\n",
         "core/gamma.py": "def ledger_three():\n    return 'ledger ledger'\n",
         "core/helper.py": "def assist():\n    return 'a ledger note'\n" + "# padding line\n" * 40,
         "core/aaa_other.py": "def unrelated():\n    return 'ledger'\n",
+        "core/__init__.py": "",
     }
-    for rel, body in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(body)
-    (root / "core" / "__init__.py").write_text("")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    root = make_repo(tmp_path / "ws" / "graph", files)
     settings = Settings(
         data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off", embedder="off"
     )
@@ -162,7 +153,7 @@ def test_files_the_top_hits_import_are_lifted_below_them(tmp_path: Path) -> None
 def test_the_token_encoding_is_selectable_and_recounts_files(tmp_path: Path, repo: Path) -> None:
     import json
 
-    from repocontext.index.job import load_file_nodes
+    from repocontext.index.files.nodes import load_file_nodes
     from repocontext.pack.bundle import ContextRequest
     from repocontext.tokens import count_tokens
 

@@ -1,6 +1,5 @@
 """Semantic retrieval with the real packaged embedders: chunks, planes, hybrid, fail-closed."""
 
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ from repocontext.search.vectors import VectorPlane
 from repocontext.settings import Settings
 from repocontext.store import VECTOR_METADATA
 from repocontext.store.keys import vec_key
+from repocontext.testing import make_repo
 from repocontext.workspace import Workspace
 
 FILES = {
@@ -27,17 +27,9 @@ FILES = {
 }
 
 
-def make_repo(root: Path) -> Path:
-    for rel, body in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(body)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    return root
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "ws" / "demo")
+    return make_repo(tmp_path / "ws" / "demo", FILES)
 
 
 def open_workspace(tmp_path: Path, repo: Path, embedder: str = "static") -> Workspace:

@@ -14,7 +14,7 @@ Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
   process keeps it) updates only the records its changes affect. Without one, or when the
   stored ``projectionsEpoch`` says another process wrote the projections since, it adopts
   the stored projections at its first change when their stamp allows
-  (:func:`~repocontext.index.projection_writer.load_projections`) and does the same;
+  (:func:`~repocontext.index.projections.projection_writer.load_projections`) and does the same;
   otherwise it rebuilds the state and writes the difference. A whole-tree run builds that
   state while it parses: each unchanged stored node and each new node is staged as it
   comes, so no file node is read back from the store, and its symbol and package records
@@ -28,43 +28,27 @@ Lifecycle (``status`` / ``phase`` as reported by ``repocontext_index_status``)::
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
-from multiprocessing import get_context
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 from repocontext.errors import RepoContextError
-from repocontext.index._collector import collector_paused
-from repocontext.index.digests import stored_views, unheld
-from repocontext.index.extract import Extracted, extract_many, worker_started
-from repocontext.index.fingerprint import git_index_blobs, is_binary_file
-from repocontext.index.model import FileOutline
-from repocontext.index.nodes import (
+from repocontext.index.files.extract import Extracted, extract_all
+from repocontext.index.files.fingerprint import git_index_blobs, is_binary_file
+from repocontext.index.files.nodes import (
     NODE_FORMAT,
     file_node,
     iter_file_nodes,
-    load_file_nodes,
+    load_stat_fields,
     node_reader,
     nodes_under,
     stat_matches,
     touched_node,
 )
-from repocontext.index.projection import ProjectionState
-from repocontext.index.projection_writer import (
-    ProjectionWriter,
-    apply_delta,
-    load_projections,
-    projection_stamp,
-    rebuild_projections,
-)
-from repocontext.index.walk import (
+from repocontext.index.files.walk import (
     WalkEntry,
     WalkOptions,
     WalkResult,
@@ -72,29 +56,25 @@ from repocontext.index.walk import (
     keyable_entries,
     walk,
 )
+from repocontext.index.model import FileOutline
+from repocontext.index.projections.digests import stored_views, unheld
+from repocontext.index.projections.projection import ProjectionState
+from repocontext.index.projections.projection_writer import (
+    ProjectionWriter,
+    apply_delta,
+    load_projections,
+    projection_stamp,
+    rebuild_projections,
+)
+from repocontext.index.run._collector import collector_paused
+from repocontext.index.run.status import IndexProgress, ProgressFn, run_record
 from repocontext.store import CONTENT, STRUCTURAL, Batch, Clock, Store, Value
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 from repocontext.tokens import DEFAULT_ENCODING
 
-__all__ = [
-    "STAT_FIELDS",
-    "IndexJob",
-    "IndexProgress",
-    "iter_file_nodes",
-    "load_file_nodes",
-    "load_stat_fields",
-    "read_go_module",
-]
+__all__ = ["IndexJob", "read_go_module"]
 
-STAT_FIELDS: Final = frozenset(
-    {"path", "format", "size", "mtimeNs", "inode", "tokenEncoding", "blobId", "hasContent"}
-    | {"oversized"}
-)
-"""What a run needs of each stored node to tell whether its file changed."""
-CHUNK: Final = 48
-IN_FLIGHT_PER_WORKER: Final = 3
-PARALLEL_THRESHOLD: Final = 96
 PROBE_IN_PROCESS: Final = 5_000
 """A rerun with at most this many files to read tells skipped binaries apart itself."""
 COMMIT_EVERY: Final = 400
@@ -102,46 +82,6 @@ FLUSH_LOCAL_AT: Final = 20_000
 """A full build writes its symbol and package records once this many are pending (sorted
 groups, while parsing goes on), instead of all of them after the parse."""
 STATUS_INTERVAL_S: Final = 0.5
-
-
-@dataclass
-class IndexProgress:
-    """Live counters of a run (also what ``index_status`` reports)."""
-
-    phase: str = "walking"
-    files_seen: int = 0
-    files_unchanged: int = 0
-    files_read: int = 0
-    files_added: int = 0
-    files_updated: int = 0
-    files_touched: int = 0
-    files_removed: int = 0
-    files_skipped: int = 0
-    symbols: int = 0
-    projection_writes: int = 0
-    projection_deletes: int = 0
-    issues: list[Value] = field(default_factory=list)
-
-    def counters(self) -> dict[str, Value]:
-        """Return the counters as the wire dict."""
-        return {
-            "filesSeen": self.files_seen,
-            "filesUnchanged": self.files_unchanged,
-            "filesRead": self.files_read,
-            "filesAdded": self.files_added,
-            "filesUpdated": self.files_updated,
-            "filesTouched": self.files_touched,
-            "filesRemoved": self.files_removed,
-            "filesSkipped": self.files_skipped,
-            "symbols": self.symbols,
-            "projectionWrites": self.projection_writes,
-            "projectionDeletes": self.projection_deletes,
-            "chunks": 0,
-        }
-
-
-ProgressFn = Callable[[IndexProgress, int, int], None]
-"""Called with the progress, items done and items total of the current phase."""
 
 
 class IndexJob:
@@ -277,7 +217,8 @@ class IndexJob:
         self._undecided = {e.path for e in todo}.union(removed)
         changed = False
         with self.store.batch(commit_every=COMMIT_EVERY) as batch:
-            for item in self._extract(todo):
+            skip = self.options.exclude_binary
+            for item in extract_all(self.root, todo, self.encoding, self.workers, skip_binary=skip):
                 changed |= self._apply_file(batch, item, stored.get(item.entry.path), index_blobs)
                 self._tick(progress.files_read, len(todo))
             for path in removed:
@@ -425,29 +366,6 @@ class IndexJob:
         if building.pending_local >= FLUSH_LOCAL_AT and self._writer is not None:
             building.flush_local(self._writer)
 
-    def _extract(self, entries: list[WalkEntry]) -> Iterator[Extracted]:
-        chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
-        root, skip = str(self.root), self.options.exclude_binary
-        if len(entries) < PARALLEL_THRESHOLD or self.workers < 2:
-            for chunk in chunks:
-                yield from extract_many(root, chunk, self.encoding, skip_binary=skip)
-            return
-        context = get_context("spawn")  # never fork a process that holds an LMDB environment
-        window = self.workers * IN_FLIGHT_PER_WORKER
-        with ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=context, initializer=worker_started
-        ) as pool:
-            # A bounded window of chunks in flight: results carry whole file texts, so
-            # submitting everything at once would hold the repository in memory.
-            pending: deque[Future[list[Extracted]]] = deque()
-            for chunk in chunks:
-                job = pool.submit(extract_many, root, chunk, self.encoding, skip_binary=skip)
-                pending.append(job)
-                if len(pending) >= window:
-                    yield from pending.popleft().result()
-            while pending:
-                yield from pending.popleft().result()
-
     def _project(self) -> None:
         self._phase("applying")
         self._status("running", force=True)
@@ -547,30 +465,7 @@ class IndexJob:
         self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
 
     def _status_value(self, status: str, error: dict[str, Value] | None) -> dict[str, Value]:
-        now = self.clock.now()
-        done = status in ("completed", "failed")
-        value: dict[str, Value] = {
-            "status": status,
-            "phase": self.progress.phase,
-            "attempt": self._attempt,
-            "pid": os.getpid(),
-            "startedAt": iso_utc(self._started),
-            "finishedAt": iso_utc(now) if done else None,
-            "elapsedMs": int((now - self._started) * 1000),
-            "counters": self.progress.counters(),
-            "issues": list(self.progress.issues[:50]),
-            "error": error,
-        }
-        return value
-
-
-def load_stat_fields(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
-    """Return :data:`STAT_FIELDS` of every file node by path (a fraction of a full read)."""
-    prefix = family_prefix(repo_id, "file")
-    return {
-        str(fields.get("path")): fields
-        for _, fields in store.iter_fields(STRUCTURAL, prefix, STAT_FIELDS)
-    }
+        return run_record(status, self.progress, self._attempt, self._started, self.clock, error)
 
 
 def read_go_module(root: Path) -> str | None:

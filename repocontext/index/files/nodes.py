@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
-from repocontext.index.extract import Extracted
+from repocontext.index.files.extract import Extracted
 from repocontext.index.model import FileOutline, ImportRef, Symbol
 from repocontext.store import CONTENT, STRUCTURAL, Store, Value
 from repocontext.store.keys import content_key, family_prefix, file_key
@@ -19,6 +19,7 @@ from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
     "NODE_FORMAT",
+    "STAT_FIELDS",
     "count_symbols",
     "file_node",
     "file_text",
@@ -27,6 +28,7 @@ __all__ = [
     "iter_file_nodes",
     "iter_symbols",
     "load_file_nodes",
+    "load_stat_fields",
     "nodes_under",
     "outline_of",
     "stat_matches",
@@ -37,6 +39,13 @@ __all__ = [
 
 NODE_FORMAT: Final = 13
 """Bumped when extraction changes, so that every file is parsed again."""
+
+
+STAT_FIELDS: Final = frozenset(
+    {"path", "format", "size", "mtimeNs", "inode", "tokenEncoding", "blobId", "hasContent"}
+    | {"oversized"}
+)
+"""What a run needs of each stored node to tell whether its file changed."""
 
 
 def file_node(
@@ -216,6 +225,15 @@ def nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:
 def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
     """Return every file node of a repository by path."""
     return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}
+
+
+def load_stat_fields(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
+    """Return :data:`STAT_FIELDS` of every file node by path (a fraction of a full read)."""
+    prefix = family_prefix(repo_id, "file")
+    return {
+        str(fields.get("path")): fields
+        for _, fields in store.iter_fields(STRUCTURAL, prefix, STAT_FIELDS)
+    }
 
 
 def count_symbols(symbols: list[Any]) -> int:

@@ -1,8 +1,8 @@
 """Which language a repository file is written in, and whether it is a test or a config file.
 
 Everything here works on repository-relative paths (``/`` separated, as the walker yields
-them); nothing reads the file. The language ids are the ones :func:`repocontext.index.parser.
-parse_outline` accepts.
+them); nothing reads the file. The language ids are the ones
+:func:`repocontext.index.parsing.parser.parse_outline` accepts.
 """
 
 from __future__ import annotations

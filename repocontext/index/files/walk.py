@@ -30,12 +30,8 @@ from typing import Final
 
 import pathspec
 
-from repocontext.errors import (
-    DangerousRootError,
-    InvalidInputError,
-    InvalidKeyError,
-    PathNotFoundError,
-)
+from repocontext.errors import InvalidInputError, InvalidKeyError
+from repocontext.index.files.roots import check_root, is_utf8, printable_path
 from repocontext.index.model import pickled_by_fields
 from repocontext.store import Value
 from repocontext.store.keys import content_key, file_key
@@ -46,15 +42,10 @@ __all__ = [
     "WalkIssue",
     "WalkOptions",
     "WalkResult",
-    "check_root",
     "in_scope",
-    "is_directory",
     "is_git_worktree",
     "keyable",
     "keyable_entries",
-    "printable_path",
-    "refuse_dangerous",
-    "resolve_path",
     "walk",
 ]
 
@@ -180,63 +171,6 @@ class WalkResult:
         return False
 
 
-def check_root(root: Path) -> Path:
-    """Resolve a repository root and refuse dangerous ones.
-
-    Raises:
-        PathNotFoundError: The root is not an existing directory.
-        DangerousRootError: The root is the filesystem root or the home directory.
-        InvalidInputError: The root's path is not valid UTF-8 (no record can hold it).
-    """
-    resolved = resolve_path(root)
-    refuse_dangerous(resolved)
-    if not is_directory(resolved):
-        raise PathNotFoundError(f"{str(resolved)[:200]} is not an existing directory")
-    if not _is_utf8(str(resolved)):
-        raise InvalidInputError(
-            f"the repository path {printable_path(str(resolved))[:200]} is not valid UTF-8",
-            hint="Rename the directory (or the parent whose name is not UTF-8): the index "
-            "records its root as text.",
-        )
-    return resolved
-
-
-def resolve_path(path: Path | str) -> Path:
-    """``path`` made absolute with ``~`` expanded and every symlink resolved.
-
-    Raises:
-        PathNotFoundError: The path runs into a symlink loop.
-    """
-    try:
-        return Path(path).expanduser().resolve()
-    except (RuntimeError, OSError) as exc:  # RuntimeError: a symlink loop (Python 3.11)
-        raise PathNotFoundError(
-            f"{path} cannot be resolved: {exc}",
-            hint="The path runs into a symlink loop; point at a real directory.",
-        ) from exc
-
-
-def is_directory(path: Path) -> bool:
-    """``path.is_dir()``, False for a path the system refuses (a name too long, say)."""
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):
-        return False
-
-
-def refuse_dangerous(resolved: Path) -> None:
-    """Refuse the filesystem root and the home directory as repository roots.
-
-    Raises:
-        DangerousRootError: ``resolved`` is one of them.
-    """
-    if resolved == Path(resolved.anchor) or resolved == Path.home().resolve():
-        raise DangerousRootError(
-            f"refusing to index {resolved}: it is the filesystem root or the home directory",
-            hint="Point at a repository directory instead.",
-        )
-
-
 def is_git_worktree(root: Path) -> bool:
     """Return True when git lists the files of ``root``.
 
@@ -329,7 +263,7 @@ def walk(
     for rel in sorted(set(candidates)):
         if not keep(rel) or not in_scope(rel, prefixes):
             continue
-        if not _is_utf8(rel):
+        if not is_utf8(rel):
             issues.append(WalkIssue(printable_path(rel), "undecodable_name"))
             continue
         entry = _stat_entry(root, rel, options, issues, listed_by_git=git)
@@ -359,19 +293,6 @@ def keyable(repo_id: str, path: str) -> bool:
         file_key(repo_id, path)
         content_key(repo_id, path)
     except InvalidKeyError:
-        return False
-    return True
-
-
-def printable_path(rel: str) -> str:
-    """``rel`` with the bytes of a name that is not valid UTF-8 written as escapes."""
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
-def _is_utf8(rel: str) -> bool:
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:  # a name decoded with surrogateescape
         return False
     return True
 

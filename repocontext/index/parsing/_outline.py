@@ -1,6 +1,6 @@
 """Symbol trees from definitions found by the parser: nesting, kinds and dotted names.
 
-Nothing here touches tree-sitter: :mod:`repocontext.index.parser` turns query matches into
+Nothing here touches tree-sitter: :mod:`repocontext.index.parsing.parser` turns query matches into
 :class:`Definition` records (byte ranges, lines, the name as written) and this module
 nests them by byte-range containment and names them (see the parser's module docstring for
 the fully qualified name rule).

@@ -228,7 +228,7 @@ def identifiers(source: bytes, language: str) -> set[str]:
 
     Args:
         source: The file's bytes (invalid UTF-8 is decoded with replacement characters).
-        language: A language id of :data:`repocontext.index.languages.LANGUAGES`.
+        language: A language id of :data:`repocontext.index.parsing.languages.LANGUAGES`.
     """
     return identifier_uses(source, language)[0]
 

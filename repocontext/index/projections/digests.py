@@ -1,7 +1,7 @@
 """Record digests: how a projection state knows which records it must write.
 
-A :class:`~repocontext.index.projection.ProjectionState` compares each record it recomputes
-with the digest of the stored one and emits only those that differ. A state built from
+A :class:`~repocontext.index.projections.projection.ProjectionState` compares each record it
+recomputes with the digest of the stored one and emits only those that differ. A state built from
 nothing keeps those digests in a dict (it wrote every record itself). Once its records are in
 the store, the store can answer instead: :class:`StoredDigests` reads a record's digest when
 the state asks for it, so a state taken over from the store (a new process) does not read
@@ -83,7 +83,7 @@ class Unheld:
     """No digests: a state being built from nothing emits every record it computes.
 
     For a build that stages each file once (nothing it emitted is deleted before the build
-    ends), writing to a :class:`~repocontext.index.projection_writer.ProjectionWriter`,
+    ends), writing to a :class:`~repocontext.index.projections.projection_writer.ProjectionWriter`,
     which compares with the stored digests itself (about 200 bytes per record saved: 300 MB
     on a 75,000-file tree).
     """

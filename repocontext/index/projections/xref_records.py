@@ -1,7 +1,7 @@
 """The wire form of the projection records.
 
 A file's links, its reverse links, a name's users, a qualified name's definitions and a
-directory's package record. :mod:`repocontext.index.projection` decides which records to
+directory's package record. :mod:`repocontext.index.projections.projection` decides which records to
 compute; this module is what each one holds, and the inverse for a file's links (a process
 adopting the stored records reads them back instead of resolving every import and
 reference again).
@@ -14,8 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.model import Link, Symbol
-from repocontext.index.resolve import IMPORT, REFERENCE
+from repocontext.index.model import IMPORT, REFERENCE, Link, Symbol
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
 

@@ -1,10 +1,11 @@
 """What the projections keep of one file, and the definitions they read when they need them.
 
-A :class:`~repocontext.index.projection.ProjectionState` keeps every file's :class:`Facts`:
-the names it defines and references, its imports and package, and the fully qualified names
-it defines. The definitions themselves (:data:`Definitions`: kind, signature, lines) are
-needed only to write symbol records; a state keeps them only for the files whose records it
-has yet to write, and reads a file's back from its node when a change needs them again.
+A :class:`~repocontext.index.projections.projection.ProjectionState` keeps every file's
+:class:`Facts`: the names it defines and references, its imports and package, and the fully
+qualified names it defines. The definitions themselves (:data:`Definitions`: kind, signature,
+lines) are needed only to write symbol records; a state keeps them only for the files whose
+records it has yet to write, and reads a file's back from its node when a change needs them
+again.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
-from repocontext.index._lexer import MEMBER_ACCESS
+from repocontext.index.files.nodes import flat_symbols, outline_of
 from repocontext.index.model import FileOutline, Symbol
-from repocontext.index.nodes import flat_symbols, outline_of
+from repocontext.index.parsing._lexer import MEMBER_ACCESS
 
 __all__ = [
     "NO_FACTS",
@@ -172,7 +173,8 @@ def _facts_from(
     A local symbol (a helper nested in a function) has a qualified name and a record, but
     defines no name for other files' references.
     """
-    # Names are interned: they recur in every file, and the state keeps every file's facts.
+    # Names are interned: the same few thousand names recur in every file, and the state
+    # keeps every file's facts for as long as the repository is served.
     intern = sys.intern
     defines: set[str] = set()
     names: set[str] = set()

@@ -14,8 +14,8 @@ preprocessor conditional (``#if``, ``#ifdef``, ``#elif``, ``#else`` blocks are n
 or a C++ ``template <...>`` has one of the types, so a C prototype in an include guard
 counts as file level. One
 pass over the query's matches collects definitions, imports and the package; referenced names
-come from lexing the source (:mod:`repocontext.index._lexer`), which is several times cheaper
-than capturing every identifier node. Nesting is computed from the byte ranges of the
+come from lexing the source (:mod:`repocontext.index.parsing._lexer`), which is several times
+cheaper than capturing every identifier node. Nesting is computed from the byte ranges of the
 definitions, not by walking the tree.
 
 Fully qualified names are dotted for every language. The module part is the file path
@@ -44,9 +44,9 @@ from typing import Final, Literal
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from repocontext.errors import UnsupportedLanguageError
-from repocontext.index._lexer import identifier_uses
-from repocontext.index._outline import Definition, module_name, nest, qualify
 from repocontext.index.model import FileOutline, ImportRef, Symbol
+from repocontext.index.parsing._lexer import identifier_uses
+from repocontext.index.parsing._outline import Definition, module_name, nest, qualify
 
 __all__ = ["MAX_REFERENCES", "MAX_SIGNATURE", "module_name", "parse_outline"]
 
@@ -127,7 +127,7 @@ def parse_outline(language: str, source: bytes, path: str) -> FileOutline:
     """Parse one file and extract its outline.
 
     Args:
-        language: A language id from :data:`repocontext.index.languages.LANGUAGES`.
+        language: A language id from :data:`repocontext.index.parsing.languages.LANGUAGES`.
         source: The file's bytes; invalid UTF-8 is tolerated (text is decoded with
             replacement characters).
         path: Repository-relative path, ``/`` separated; it names the module part of every
@@ -514,7 +514,11 @@ def _role(captures: list[str]) -> tuple[str, str]:
 
 def _query_text(language: str) -> str:
     """A language's query source, with the files it inherits from prepended."""
-    text = resources.files("repocontext.index").joinpath("queries", f"{language}.scm").read_text()
+    text = (
+        resources.files("repocontext.index.parsing")
+        .joinpath("queries", f"{language}.scm")
+        .read_text()
+    )
     inherits = _INHERITS.match(text)
     if inherits is None:
         return text

@@ -9,7 +9,7 @@
 
 :class:`ProjectionState` holds what they are computed from (per-file facts, the link graph
 and its reverse, the symbol and name indexes) and compares each record it recomputes by
-digest (:mod:`repocontext.index.digests`; values are never held). Changed file nodes are
+digest (:mod:`repocontext.index.projections.digests`; values are never held). Changed file nodes are
 staged one at a time (:meth:`~ProjectionState.stage`, as an indexing run parses them) and
 :meth:`~ProjectionState.commit` recomputes only the records they can affect, as a
 :class:`Delta` or streamed to a writer; building from nothing is the same commit with every
@@ -25,7 +25,7 @@ file staged, so the full and the incremental path are one code path. What a chan
 
 Symbol and package records depend on the staged files alone, so a state being built emits
 them before the commit (:meth:`~ProjectionState.flush_local`) while the indexer still parses.
-:mod:`repocontext.index.projection_writer` writes what a state emits to the store.
+:mod:`repocontext.index.projections.projection_writer` writes what a state emits to the store.
 """
 
 from __future__ import annotations
@@ -35,29 +35,21 @@ import posixpath
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index._import_rules import MANIFESTS
-from repocontext.index.digests import DigestMap, packed_digest, record_digest
-from repocontext.index.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
-from repocontext.index.model import FileOutline, Link
-from repocontext.index.resolve import (
-    IMPORT,
-    MAX_DEFINING_FILES,
-    PACKAGED,
-    RepoFiles,
-    is_covered_source,
-    naming_index,
-    reference_links,
-    refresh_reexports,
-    resolve_imports,
-    test_links,
-    through_reexports,
-)
-from repocontext.index.xref_records import (
+from repocontext.index.links._naming import is_covered_source, naming_index
+from repocontext.index.links.coverage import test_links
+from repocontext.index.links.facts import NO_FACTS, Definitions, Facts, definitions_of, file_facts
+from repocontext.index.links.references import reference_links
+from repocontext.index.links.repo_files import PACKAGED, RepoFiles
+from repocontext.index.links.resolve import refresh_reexports, resolve_imports, through_reexports
+from repocontext.index.model import IMPORT, FileOutline, Link
+from repocontext.index.parsing.manifests import MANIFESTS
+from repocontext.index.projections.digests import DigestMap, packed_digest, record_digest
+from repocontext.index.projections.names import Affected, NameIndex
+from repocontext.index.projections.xref_records import (
     in_record,
     links_of_out_record,
     name_record,
@@ -87,8 +79,6 @@ PROJECTION_FORMAT: Final = 20
 """Version of what the records hold and how they are computed: a change must bump it, so
 older stored projections are rebuilt, not adopted (tests/index/test_projection_format.py)."""
 TREES: Final = (STRUCTURAL, SYMBOL, XREF)
-_FEW_NAMES: Final = 16  # newly defined names looked up by binary search in each file's refs
-_FEW: Final = MAX_DEFINING_FILES  # (a name of more definers makes no reference link)
 
 NodeReader = Callable[[str], Mapping[str, Any] | None]
 """Reads a written file node back: path -> the node, ``None`` when there is none."""
@@ -98,17 +88,6 @@ Delta = dict[str, dict[str, Any]]
 Emit = Callable[[str, str, Any, "bytes | None", "bytes | None"], None]
 """Receives each changed record: tree, key, new value (``None``: delete), its digest and its
 packed bytes (:func:`repocontext.store.records.pack`, ``None`` with a deletion)."""
-
-
-@dataclass
-class _Affected:
-    relink: set[str] = field(default_factory=set)
-    definers: set[str] = field(default_factory=set)  # names whose reference links may change
-    targets: set[str] = field(default_factory=set)
-    names: set[str] = field(default_factory=set)
-    refs: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = field(default_factory=list)
-    fqs: set[str] = field(default_factory=set)
-    dirs: set[str] = field(default_factory=set)
 
 
 class ProjectionState:
@@ -130,8 +109,8 @@ class ProjectionState:
         self.go_module: str | None = None
         self.records: dict[str, DigestMap] = {tree: {} for tree in TREES}
         """Tree -> key -> :func:`record_digest` of the record's value (a dict, or the store's
-        digests once the records are written: :func:`~repocontext.index.digests.stored_views`)."""
-        self._pending = _Affected()
+        digests once the records are written: :func:`~.digests.stored_views`)."""
+        self._pending = Affected()
         self._reindex = False
         self._languages: dict[str, str | None] = {}
         self._facts: dict[str, Facts] = {}
@@ -139,14 +118,9 @@ class ProjectionState:
         self._named: dict[str, tuple[str, ...]] = {}
         self._forward: dict[str, list[Link]] = {}
         self._incoming: dict[str, dict[str, list[Link]]] = defaultdict(dict)
-        self._definers: dict[str, set[str]] = defaultdict(set)
+        self._names = NameIndex()
         self._manifests: dict[str, str | None] = {}  # package.json, Cargo.toml -> its name
         self._reexports: dict[str, tuple[str, ...]] = {}  # a barrel -> the files it re-exports
-        self._name_count: Counter[str] = Counter()
-        # Files referencing each defined name (most referenced names are defined nowhere).
-        self._referrers: dict[str, set[str]] = {}
-        # The defining file itself, else a sorted tuple: nearly every name has one (not sets).
-        self._fq_paths: dict[str, str | tuple[str, ...]] = {}
         self._dir_languages: dict[str, Counter[str]] = defaultdict(Counter)
 
     @classmethod
@@ -207,7 +181,7 @@ class ProjectionState:
     @property
     def symbol_count(self) -> int:
         """How many fully qualified names the files define (one symbol record each)."""
-        return len(self._fq_paths)
+        return len(self._names.fq_paths)
 
     def update(
         self,
@@ -257,7 +231,9 @@ class ProjectionState:
         delta: Delta = {tree: {} for tree in TREES}
         if emit is None:
 
-            def emit(tree: str, key: str, value: Any, *_: bytes | None) -> None:
+            def emit(
+                tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None
+            ) -> None:
                 delta[tree][key] = value
 
         self._records(affected, emit)
@@ -265,7 +241,7 @@ class ProjectionState:
 
     def _index(
         self, go_module: str | None, links: Mapping[str, list[Link]] | None = None
-    ) -> _Affected:
+    ) -> Affected:
         """Bring the indexes and the links up to date with the staged changes.
 
         ``links``: each file's links as already known (see :meth:`adopt`), not recomputed.
@@ -273,10 +249,10 @@ class ProjectionState:
         Returns:
             What the changes affected, for the records to recompute.
         """
-        affected, self._pending = self._pending, _Affected()
+        affected, self._pending = self._pending, Affected()
         reindex, self._reindex = self._reindex or go_module != self.go_module, False
         self.go_module = go_module
-        self._track_referrers(affected)
+        self._names.track_referrers(affected, self._facts)
         if reindex:
             self._files = RepoFiles.build(
                 self._languages,
@@ -296,7 +272,7 @@ class ProjectionState:
             affected.relink.update(self._facts)
         else:
             for name in affected.definers:
-                affected.relink.update(self._referrers.get(name, ()))
+                affected.relink.update(self._names.referrers.get(name, ()))
         affected.relink |= refresh_reexports(
             list(affected.relink),
             self._reexports,
@@ -325,7 +301,7 @@ class ProjectionState:
         a qualified name a later file also defines is emitted again then.
         """
         pending = self._pending
-        local = _Affected(fqs=pending.fqs, dirs=pending.dirs)
+        local = Affected(fqs=pending.fqs, dirs=pending.dirs)
         pending.fqs, pending.dirs = set(), set()
         self._records(local, emit)
 
@@ -336,7 +312,7 @@ class ProjectionState:
         path: str,
         node: Mapping[str, Any] | None,
         parsed: FileOutline | None,
-        affected: _Affected,
+        affected: Affected,
         held: bool = True,
     ) -> bool:
         """Swap one file's facts; return True when import resolution must be redone.
@@ -365,34 +341,7 @@ class ProjectionState:
             language = str((node or {}).get("language") or old_language or "other")
             counts[language] += 1 if node is not None else -1
             affected.dirs.add(directory)
-        old_defines, new_defines = set(old.defines), set(new.defines)
-        for name in old_defines ^ new_defines:
-            definers = self._definers[name]
-            before = len(definers)
-            (definers.discard if name in old_defines else definers.add)(path)
-            if min(before, len(definers)) <= MAX_DEFINING_FILES:
-                affected.definers.add(name)  # more definers than that make no reference link
-            affected.names.add(name)
-        old_names = old_defines if old.names is old.defines else set(old.names)
-        new_names = new_defines if new.names is new.defines else set(new.names)
-        for name in old_names ^ new_names:
-            self._name_count[name] += 1 if name in new_names else -1
-            affected.names.add(name)
-        if old.refs != new.refs:
-            affected.refs.append((path, old.refs, new.refs))
-        flipped = set(old.members).symmetric_difference(new.members)  # a method <-> a function
-        affected.definers.update(n for n in flipped if len(self._definers.get(n, ())) <= _FEW)
-        fq_paths, kept = self._fq_paths, set(old.defs).intersection(new.defs)
-        gone = [fq for fq in old.defs if fq not in kept]
-        for fq in gone:
-            left = tuple(p for p in _paths(fq_paths.get(fq)) if p != path)
-            fq_paths[fq] = left[0] if len(left) == 1 else left
-        for fq in new.defs:
-            if fq not in kept:  # nearly always the only defining file: nothing to sort
-                have = fq_paths.get(fq)
-                fq_paths[fq] = path if have is None else tuple(sorted((*_paths(have), path)))
-        affected.fqs.update(new.defs)  # (a file staged again changed: each record is compared)
-        affected.fqs.update(gone)
+        self._names.swap(path, old, new, affected)
         affected.relink.add(path)
         affected.targets.add(path)
         packaged = path.endswith(PACKAGED) and old.outline.package != new.outline.package
@@ -407,32 +356,7 @@ class ProjectionState:
         self._manifests[path] = declared
         return True
 
-    def _track_referrers(self, affected: _Affected) -> None:
-        """Bring the referrers index up to date once every changed file was swapped."""
-        newly: set[str] = set()
-        for name in affected.names:
-            if self._name_count[name] <= 0:  # defined nowhere any more
-                gone = self._referrers.pop(name, set())
-                if name in affected.definers:
-                    affected.relink.update(gone)  # their links to the old definer go
-            elif name not in self._referrers:
-                newly.add(name)
-        for path, old, new in affected.refs:
-            now = frozenset(new)
-            for name in now.symmetric_difference(old):
-                users = self._referrers.get(name)
-                if users is not None and name not in newly:
-                    (users.add if name in now else users.discard)(path)
-                    affected.names.add(name)
-        if newly:  # names defined for the first time: find who already references them
-            found: dict[str, set[str]] = {name: set() for name in newly}
-            few = sorted(newly) if len(newly) <= _FEW_NAMES else None
-            for path, facts in self._facts.items():
-                for name in _referenced(facts.refs, newly, few):
-                    found[name].add(path)
-            self._referrers.update(found)
-
-    def _relink(self, path: str, affected: _Affected) -> None:
+    def _relink(self, path: str, affected: Affected) -> None:
         facts = self._facts.get(path)
         new: list[Link] = []
         if facts is not None:
@@ -441,7 +365,7 @@ class ProjectionState:
             refs = reference_links(
                 path,
                 facts.outline,
-                self._definers,
+                self._names.definers,
                 imported,
                 references=facts.refs,
                 files=self._files,
@@ -451,15 +375,17 @@ class ProjectionState:
             new = imports + refs
         self._link(path, new, affected)
 
-    def _importers(self, target: str) -> list[str]:  # (a source's import links come first)
-        return [p for p, found in self._incoming.get(target, {}).items() if found[0].kind == IMPORT]
+    def _importers(self, target: str) -> list[str]:
+        incoming = self._incoming.get(target, {})
+        # (a source's import links come first among its links to the target)
+        return [path for path, links in incoming.items() if links[0].kind == IMPORT]
 
     def _only_member(self, path: str, name: str) -> bool:
         members = self._facts.get(path, NO_FACTS).members
         at = bisect.bisect_left(members, name)
         return at < len(members) and members[at] == name
 
-    def _link(self, path: str, new: list[Link], affected: _Affected) -> None:
+    def _link(self, path: str, new: list[Link], affected: Affected) -> None:
         """Make ``new`` the links of ``path`` (and the reverse links of their targets)."""
         old = self._forward.pop(path, [])
         if new:
@@ -475,7 +401,7 @@ class ProjectionState:
 
     # -- records -----------------------------------------------------------------------
 
-    def _records(self, affected: _Affected, emit: Emit) -> None:
+    def _records(self, affected: Affected, emit: Emit) -> None:
         # Records go out in key order within each tree: a full build then appends to the
         # store's B-trees instead of touching (and mapping in) every page again.
         for tree in TREES:
@@ -495,7 +421,7 @@ class ProjectionState:
         return known or {}
 
     def _pending_records(
-        self, tree: str, affected: _Affected
+        self, tree: str, affected: Affected
     ) -> list[tuple[str, Callable[[str], Any], str]]:
         """The (key, record maker, its argument) of each record of ``tree`` to recompute."""
         repo = self.repo_id
@@ -521,7 +447,7 @@ class ProjectionState:
         return out_record(self._forward.get(path, ()))
 
     def _name_record(self, name: str) -> dict[str, Any] | None:
-        return name_record(name, self._referrers.get(name, ()))
+        return name_record(name, self._names.referrers.get(name, ()))
 
     def _set(self, emit: Emit, tree: str, key: str, value: Any) -> None:
         records = self.records[tree]
@@ -549,7 +475,7 @@ class ProjectionState:
     def _symbol_record(self, fq: str) -> dict[str, Any] | None:
         found = [
             (path, symbol)
-            for path in _paths(self._fq_paths.get(fq))
+            for path in self._names.defining_files(fq)
             for symbol in self._definitions_in(path).get(fq, ())
         ]
         return symbol_record(fq, found)
@@ -557,39 +483,15 @@ class ProjectionState:
     def _pkg_record(self, directory: str) -> dict[str, Any] | None:
         return pkg_record(directory, self._dir_languages.get(directory, Counter()))
 
-    def _prune(self, affected: _Affected) -> None:
+    def _prune(self, affected: Affected) -> None:
         """Drop index entries that became empty, so removed names do not pile up."""
-        for name in affected.names:
-            if not self._definers.get(name, True):
-                del self._definers[name]
-            if self._name_count.get(name) == 0:
-                del self._name_count[name]
-        for fq in affected.fqs:
-            if not self._fq_paths.get(fq, True):
-                del self._fq_paths[fq]
+        self._names.prune(affected)
         for target in affected.targets:
             if not self._incoming.get(target, True):
                 del self._incoming[target]
         for directory in affected.dirs:
             if not +self._dir_languages.get(directory, Counter()):
                 self._dir_languages.pop(directory, None)
-
-
-def _paths(entry: str | tuple[str, ...] | None) -> tuple[str, ...]:
-    """The defining files of an ``_fq_paths`` entry."""
-    return (entry,) if isinstance(entry, str) else entry or ()
-
-
-def _referenced(refs: tuple[str, ...], names: set[str], few: list[str] | None) -> Iterable[str]:
-    """The ``names`` among a file's sorted ``refs``: by binary search when they are ``few``."""
-    if few is None:
-        return names.intersection(refs)
-    found = []
-    for name in few:
-        at = bisect.bisect_left(refs, name)
-        if at < len(refs) and refs[at] == name:
-            found.append(name)
-    return found
 
 
 def _key(make: Callable[[str, str], str], repo_id: str, name: str) -> str | None:

@@ -1,9 +1,10 @@
 """Projections and the store: records written as a diff, deltas, states taken over.
 
-:class:`ProjectionWriter` receives the records a :class:`~repocontext.index.projection.
-ProjectionState` emits and makes the stored projections of one repository equal to them:
-a record whose stored value has the same digest is skipped, any other is written, and when
-the writer finishes, every stored record no emission named is deleted. Only the digests of
+:class:`ProjectionWriter` receives the records a
+:class:`~repocontext.index.projections.projection.ProjectionState` emits and makes the stored
+projections of one repository equal to them: a record whose stored value has the same digest
+is skipped, any other is written, and when the writer finishes, every stored record no
+emission named is deleted. Only the digests of
 the stored records are held, and records are streamed to a batch as they come, so a full
 build of a large repository never holds the record values. Records may arrive in several
 rounds (the indexer emits symbol and package records while it still parses) before the
@@ -21,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from repocontext.index.digests import stored_views
-from repocontext.index.nodes import iter_file_nodes, node_reader
-from repocontext.index.projection import (
+from repocontext.index.files.nodes import iter_file_nodes, node_reader
+from repocontext.index.projections.digests import stored_views
+from repocontext.index.projections.projection import (
     PROJECTION_FORMAT,
     Delta,
     ProjectionState,
@@ -70,7 +71,7 @@ class ProjectionWriter:
     def __call__(
         self, tree: str, key: str, value: Any, digest: bytes | None, packed: bytes | None
     ) -> None:
-        """Receive one emitted record (the :data:`~repocontext.index.projection.Emit` shape)."""
+        """Receive one emitted record (the :data:`.projection.Emit` shape)."""
         if self._have[tree].pop(key, None) == digest:
             return
         if value is None:
@@ -127,7 +128,7 @@ def stored_digests(store: Store, repo_id: str) -> dict[str, dict[str, bytes]]:
     """Tree -> key -> digest of every stored projection record of a repository.
 
     Read off the stored bytes of each value (nothing is decoded); equal to
-    :func:`~repocontext.index.projection.record_digest` of the decoded value.
+    :func:`~repocontext.index.projections.projection.record_digest` of the decoded value.
     """
     prefixes = {
         STRUCTURAL: family_prefix(repo_id, "pkg"),
@@ -153,7 +154,7 @@ def load_projections(store: Store, repo_id: str, repo: Mapping[str, Any]) -> Pro
     """The state of a repository's stored projections, or ``None`` when they can't be trusted.
 
     Trusted means: not marked dirty, stamped by :func:`projection_stamp` with this
-    :data:`~repocontext.index.projection.PROJECTION_FORMAT` (``repo`` is the repository
+    :data:`~repocontext.index.projections.projection.PROJECTION_FORMAT` (``repo`` is the repository
     record). The state carries the stamp's epoch and Go module, so a change of ``go.mod``
     since is a change like any other.
     """

@@ -12,26 +12,40 @@ import multiprocessing
 import os
 import signal
 import sys
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from repocontext.errors import RepoContextError
-from repocontext.index._import_rules import MANIFESTS, manifest_name
-from repocontext.index.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
-from repocontext.index.languages import (
+from repocontext.index.files.fingerprint import BINARY_PROBE_BYTES, git_blob_id, is_binary
+from repocontext.index.files.walk import WalkEntry
+from repocontext.index.model import FileOutline, pickled_by_fields
+from repocontext.index.parsing.languages import (
     content_language,
     is_config_path,
     is_test_path,
     language_for,
 )
-from repocontext.index.model import FileOutline, pickled_by_fields
-from repocontext.index.parser import parse_outline
-from repocontext.index.walk import WalkEntry
+from repocontext.index.parsing.manifests import MANIFESTS, manifest_name
+from repocontext.index.parsing.parser import parse_outline
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 
-__all__ = ["Extracted", "extract_file", "extract_many", "worker_started"]
+__all__ = [
+    "CHUNK",
+    "PARALLEL_THRESHOLD",
+    "Extracted",
+    "extract_all",
+    "extract_file",
+    "extract_many",
+    "worker_started",
+]
 
+CHUNK: Final = 48
+IN_FLIGHT_PER_WORKER: Final = 3
+PARALLEL_THRESHOLD: Final = 96
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -135,6 +149,44 @@ def extract_many(
 ) -> list[Extracted]:
     """Extract a chunk of files (the unit of work sent to a worker process)."""
     return [extract_file(root, entry, encoding, skip_binary=skip_binary) for entry in entries]
+
+
+def extract_all(
+    root: Path,
+    entries: list[WalkEntry],
+    encoding: str,
+    workers: int,
+    *,
+    skip_binary: bool = False,
+) -> Iterator[Extracted]:
+    """Extract ``entries`` in order, in ``workers`` parser processes when there are many.
+
+    Chunks of :data:`CHUNK` files go to the workers, at most :data:`IN_FLIGHT_PER_WORKER`
+    per worker at a time; fewer than :data:`PARALLEL_THRESHOLD` files (or one worker) are
+    extracted in this process.
+    """
+    chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
+    here, skip = str(root), skip_binary
+    if len(entries) < PARALLEL_THRESHOLD or workers < 2:
+        for chunk in chunks:
+            yield from extract_many(here, chunk, encoding, skip_binary=skip)
+        return
+    # (spawn: never fork a process that holds an LMDB environment)
+    context = multiprocessing.get_context("spawn")
+    window = workers * IN_FLIGHT_PER_WORKER
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=worker_started
+    ) as pool:
+        # A bounded window of chunks in flight: results carry whole file texts, so
+        # submitting everything at once would hold the repository in memory.
+        pending: deque[Future[list[Extracted]]] = deque()
+        for chunk in chunks:
+            job = pool.submit(extract_many, here, chunk, encoding, skip_binary=skip)
+            pending.append(job)
+            if len(pending) >= window:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
 
 
 def worker_started() -> None:

@@ -1,4 +1,4 @@
-"""Per-language import resolution rules behind :func:`repocontext.index.resolve.resolve_imports`.
+"""Per-language import resolution rules behind :func:`.resolve.resolve_imports`.
 
 Each rule maps (importing path, import, repository files, importing language) to hits: (target
 path, reason, names). Rules only look paths up in the precomputed indexes of ``RepoFiles``.
@@ -6,17 +6,13 @@ path, reason, names). Rules only look paths up in the precomputed indexes of ``R
 
 from __future__ import annotations
 
-import json
 import posixpath
-import tomllib
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Final
+from collections.abc import Callable, Iterable, Iterator
+from typing import Final
 
-from repocontext.index.languages import is_test_path
+from repocontext.index.links.repo_files import RepoFiles, ancestors_of, stem
 from repocontext.index.model import ImportRef
-
-if TYPE_CHECKING:
-    from repocontext.index.resolve import RepoFiles
+from repocontext.index.parsing.languages import is_test_path
 
 TS_EXTENSION_ORDER: Final = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 JS_EXTENSION_ORDER: Final = (".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".d.ts", ".mts", ".cts")
@@ -25,11 +21,8 @@ C_SOURCES: Final = (".c", ".cc", ".cpp", ".cxx")
 # A TypeScript ESM import names the compiled file (./x.js) of its source (./x.ts).
 _JS_TO_TS: Final = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 
-MANIFESTS: Final = ("package.json", "Cargo.toml")
-"""Files naming the package of their directory: its published name resolves imports of it."""
-
 Hit = tuple[str, str, tuple[str, ...]]
-Rule = Callable[[str, ImportRef, "RepoFiles", str], list[Hit]]
+Rule = Callable[[str, ImportRef, RepoFiles, str], list[Hit]]
 
 
 def _python(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
@@ -81,34 +74,6 @@ def third_party_names(path: str, imports: Iterable[ImportRef], files: RepoFiles)
         found.update(ref.spec.split("."))
         found.update(name for name in ref.names if name != "*")
     return found
-
-
-def manifest_name(path: str, text: str) -> str | None:
-    """The package a manifest declares: ``package.json``'s ``name``, a ``Cargo.toml``'s crate.
-
-    A crate is named as Rust code names it: ``[lib] name``, else ``[package] name`` with
-    ``-`` as ``_`` (``mini-redis`` -> ``mini_redis``). ``None`` for other files, for one under
-    ``node_modules/`` (an installed copy, not the repository's package), and for a manifest
-    without a string name or that does not parse (a workspace's root ``Cargo.toml``).
-    """
-    name = _base(path)
-    if name not in MANIFESTS or "node_modules/" in f"/{path}":
-        return None
-    try:
-        if name == "package.json":
-            declared = json.loads(text.removeprefix("\ufeff")).get("name")
-        else:
-            data = tomllib.loads(text)
-            lib, package = data.get("lib") or {}, data.get("package") or {}
-            declared = lib.get("name") or package.get("name")
-            if isinstance(declared, str):
-                declared = declared.replace("-", "_")
-    # (JSON or TOML errors, a manifest that is not a table, one nested too deep to parse)
-    except (ValueError, AttributeError, TypeError, RecursionError):
-        return None
-    if isinstance(declared, str) and declared and declared.strip() == declared:
-        return declared
-    return None
 
 
 def _js(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
@@ -311,7 +276,7 @@ def _c_source_of(header: str, files: RepoFiles) -> str | None:
 
 def _ruby_require(path: str, ref: ImportRef, files: RepoFiles, language: str) -> list[Hit]:
     name = ref.spec if ref.spec.endswith(".rb") else ref.spec + ".rb"
-    ancestors = (*_ancestors(_dir(path)), "")
+    ancestors = (*ancestors_of(_dir(path)), "")
     # `lib` is on the load path, then the root; RSpec and `rake test` add `spec` and `test`.
     libs = (*(_join(_join(a, "lib"), name) for a in ancestors), name)
     helpers = (_join(_join(a, d), name) for a in ancestors for d in ("spec", "test"))
@@ -355,23 +320,12 @@ def _join(head: str, tail: str) -> str:
     return f"{head}/{tail}" if head and tail else head or tail
 
 
-def stem(path: str) -> str:
-    return posixpath.splitext(_base(path))[0]
-
-
 def _normalize(path: str) -> str | None:
     """Normalize a joined path; ``None`` when it leaves the repository."""
     normal = posixpath.normpath(path) if path else "."
     if normal == ".." or normal.startswith(("../", "/")):
         return None
     return "" if normal == "." else normal
-
-
-def _ancestors(directory: str) -> Iterator[str]:
-    """The directory and its parents, nearest first, without the root."""
-    while directory:
-        yield directory
-        directory = _dir(directory)
 
 
 def _parent(directory: str, levels: int) -> str | None:
@@ -388,45 +342,6 @@ def _unique_suffix(files: RepoFiles, suffix: str) -> str | None:
     named = files.by_basename.get(_base(suffix), ())
     matches = [p for p in named if p == suffix or p.endswith("/" + suffix)]
     return matches[0] if len(matches) == 1 else None
-
-
-def python_prefixes(modules: Iterable[str]) -> frozenset[str]:
-    """Every module key and every directory above one (``a/b/c`` -> ``a``, ``a/b``, ``a/b/c``)."""
-    prefixes: set[str] = set()
-    for key in modules:
-        while key and key not in prefixes:
-            prefixes.add(key)
-            key = _dir(key)
-    return frozenset(prefixes)
-
-
-def python_roots(modules: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
-    """Where absolute imports from each directory holding Python files may start.
-
-    The root, ``src/``, then the importer's directories that are not packages, nearest first
-    (the script directory on ``sys.path``, as pytest's rootdir-less insertion does); inside a
-    package Python 3 has no implicit relative imports.
-    """
-    packages = {key for key, path in modules.items() if _base(path).startswith("__init__.")}
-    directories = {_dir(path) for path in modules.values()}
-    return {
-        d: tuple(dict.fromkeys(("", "src", *(a for a in _ancestors(d) if a not in packages))))
-        for d in directories
-    }
-
-
-def python_modules(paths: Iterable[str]) -> dict[str, str]:
-    ranked: dict[str, tuple[int, str]] = {}
-    for path in paths:
-        stem, ext = posixpath.splitext(path)
-        if ext not in (".py", ".pyi"):
-            continue
-        package = _base(stem) == "__init__"
-        key = _dir(stem) if package else stem
-        rank = (0 if package else 2) + (ext == ".pyi")
-        if key not in ranked or (rank, path) < ranked[key]:
-            ranked[key] = (rank, path)
-    return {key: path for key, (_, path) in ranked.items()}
 
 
 def _rust_children(path: str) -> str:

@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Final
 
-from repocontext.index._import_rules import C_SOURCES
-from repocontext.index.languages import is_test_path, language_for
+from repocontext.index.links._import_rules import C_SOURCES
+from repocontext.index.parsing.languages import is_test_path, language_for
 
 __all__ = ["is_covered_source", "naming_index"]
 
