@@ -50,9 +50,9 @@ from repocontext.errors import (
     RootChangedError,
 )
 from repocontext.index.files.fingerprint import git_blob_id, is_binary
-from repocontext.index.files.roots import is_directory, resolve_path
+from repocontext.index.files.roots import file_path, is_directory, resolve_path
 from repocontext.index.files.walk import WalkOptions, keyable, walk
-from repocontext.index.service import IndexService, file_path
+from repocontext.index.service import IndexService
 from repocontext.store import STRUCTURAL, Store
 from repocontext.store.keys import file_key
 from repocontext.store.repos import repo_record
