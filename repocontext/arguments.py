@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from repocontext.errors import InvalidInputError, InvalidKeyError
-from repocontext.memory import WrongFamilyError
+from repocontext.errors import InvalidInputError, InvalidKeyError, WrongFamilyError
 from repocontext.memory.service import check_topic
 from repocontext.store.keys import MAX_KEY_BYTES, ParsedKey, encode_component, parse_key
 

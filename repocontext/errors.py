@@ -9,27 +9,44 @@ codes; nothing below them ever returns an error value instead of raising.
 
     RepoContextError                      repocontext.error
     ├── InvalidInputError                 input.invalid
-    ├── StoreError                        store.error
-    │   ├── InvalidKeyError               store.invalid_key
-    │   ├── UnknownTreeError              store.unknown_tree
-    │   ├── MergeModeError                store.merge_mode
-    │   ├── ValueTooLargeError            store.value_too_large
-    │   ├── InvalidUpdateError            store.invalid_update
-    │   ├── InvalidTokenError             store.invalid_continuation
-    │   ├── StoreReadOnlyError            store.read_only
-    │   ├── StoreFullError                store.full
-    │   ├── StoreUnavailableError         store.unavailable
-    │   ├── ArchiveCorruptError           archive.corrupt
-    │   └── ArchiveEmptyRefusedError      archive.empty_refused
+    │   └── WrongFamilyError              memory.wrong_family
     ├── UnsupportedLanguageError          index.unsupported_language
     ├── IndexRunningError                 index.running
     ├── NotFoundError                     repo.not_found
+    │   └── MemoryNotFoundError           memory.not_found
     ├── RepoConflictError                 repo.conflict
-    └── PathError                         path.error
-        ├── PathOutsideWorkspaceError     path.outside_workspace
-        ├── DangerousRootError            path.dangerous_root
-        ├── PathNotFoundError             path.not_found
-        └── NoWorkspaceRootError          path.no_workspace_root
+    ├── ClaimError                        claim.error
+    │   ├── ClaimRequiredError            claim.required
+    │   ├── StaleTokenError               claim.stale_token
+    │   ├── UnissuedTokenError            claim.unissued_token
+    │   └── ReleasedTokenError            claim.released
+    ├── PortInUseError                    server.port_in_use
+    ├── PathError                         path.error
+    │   ├── PathOutsideWorkspaceError     path.outside_workspace
+    │   ├── DangerousRootError            path.dangerous_root
+    │   ├── PathNotFoundError             path.not_found
+    │   ├── RootChangedError              path.root_changed
+    │   └── NoWorkspaceRootError          path.no_workspace_root
+    ├── AuthError                         auth.error
+    │   ├── UnauthorizedError             auth.unauthorized
+    │   ├── AuthConfigError               auth.config_invalid
+    │   ├── GrantMissingError             auth.no_grant
+    │   ├── RepoForbiddenError            auth.repo_forbidden
+    │   └── ToolForbiddenError            auth.tool_forbidden
+    └── StoreError                        store.error
+        ├── InvalidKeyError               store.invalid_key
+        ├── UnknownTreeError              store.unknown_tree
+        ├── MergeModeError                store.merge_mode
+        ├── ValueTooLargeError            store.value_too_large
+        ├── InvalidUpdateError            store.invalid_update
+        ├── InvalidTokenError             store.invalid_continuation
+        ├── StoreReadOnlyError            store.read_only
+        ├── StoreFullError                store.full
+        ├── FeedTrimmedError              store.feed_trimmed
+        ├── StoreUnavailableError         store.unavailable
+        ├── StoreNotFoundError            store.not_found
+        ├── ArchiveCorruptError           archive.corrupt
+        └── ArchiveEmptyRefusedError      archive.empty_refused
 """
 
 from __future__ import annotations
@@ -41,6 +58,8 @@ __all__ = [
     "ArchiveEmptyRefusedError",
     "AuthConfigError",
     "AuthError",
+    "ClaimError",
+    "ClaimRequiredError",
     "DangerousRootError",
     "FeedTrimmedError",
     "GrantMissingError",
@@ -49,6 +68,7 @@ __all__ = [
     "InvalidKeyError",
     "InvalidTokenError",
     "InvalidUpdateError",
+    "MemoryNotFoundError",
     "MergeModeError",
     "NoWorkspaceRootError",
     "NotFoundError",
@@ -56,9 +76,12 @@ __all__ = [
     "PathNotFoundError",
     "PathOutsideWorkspaceError",
     "PortInUseError",
+    "ReleasedTokenError",
     "RepoConflictError",
     "RepoContextError",
     "RepoForbiddenError",
+    "RootChangedError",
+    "StaleTokenError",
     "StoreError",
     "StoreFullError",
     "StoreNotFoundError",
@@ -66,9 +89,11 @@ __all__ = [
     "StoreUnavailableError",
     "ToolForbiddenError",
     "UnauthorizedError",
+    "UnissuedTokenError",
     "UnknownTreeError",
     "UnsupportedLanguageError",
     "ValueTooLargeError",
+    "WrongFamilyError",
 ]
 
 
@@ -136,6 +161,54 @@ class RepoConflictError(RepoContextError):
 
     code = "repo.conflict"
     default_hint = "Pick another repoId, or remove the registered repository first."
+
+
+class MemoryNotFoundError(NotFoundError):
+    """No live memory entry has the key."""
+
+    code = "memory.not_found"
+    default_hint = "Check the key with repocontext_recall or repocontext_scan (scope memory)."
+
+
+class WrongFamilyError(InvalidInputError):
+    """A memory operation was given the key of another kind of record."""
+
+    code = "memory.wrong_family"
+    default_hint = "Pass a memory key: repo/{repoId}/mem/{topic}/{id}."
+
+
+class ClaimError(RepoContextError):
+    """Root of the fence-on-write refusals (docs/claims.md, "Fence on write")."""
+
+    code = "claim.error"
+
+
+class ClaimRequiredError(ClaimError):
+    """A write to an entry under a live claim came without a fencing token."""
+
+    code = "claim.required"
+    default_hint = "Pass the fencingToken of your claim, or wait for the claim to end."
+
+
+class StaleTokenError(ClaimError):
+    """A write carried a token older than the newest one issued (the claim moved on)."""
+
+    code = "claim.stale_token"
+    default_hint = "Your claim was superseded: stop working on this entry and claim again."
+
+
+class UnissuedTokenError(ClaimError):
+    """A write carried a token that was never issued for the entry."""
+
+    code = "claim.unissued_token"
+    default_hint = "Use the fencingToken that repocontext_claim returned for this entry."
+
+
+class ReleasedTokenError(ClaimError):
+    """A write carried the token of a claim that was released."""
+
+    code = "claim.released"
+    default_hint = "The claim was released; claim the entry again before writing."
 
 
 class PortInUseError(RepoContextError):

@@ -1,6 +1,7 @@
 """Agent memory: entries under topics with TTL and typed links (``MemoryService``), the typed
 values it answers with, and their archive (``MemoryArchiver``)."""
 
+from repocontext.errors import MemoryNotFoundError, WrongFamilyError
 from repocontext.memory.archiver import (
     ARCHIVE_NAME,
     ArchiveStatus,
@@ -18,7 +19,7 @@ from repocontext.memory.entry import (
     memory_entry,
 )
 from repocontext.memory.links import StaleLink
-from repocontext.memory.service import KINDS, MemoryNotFoundError, MemoryService, WrongFamilyError
+from repocontext.memory.service import KINDS, MemoryService
 
 __all__ = [
     "ARCHIVE_NAME",

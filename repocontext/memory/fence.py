@@ -18,17 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from repocontext.errors import InvalidInputError, RepoContextError
+from repocontext.errors import (
+    ClaimRequiredError,
+    InvalidInputError,
+    ReleasedTokenError,
+    StaleTokenError,
+    UnissuedTokenError,
+)
 from repocontext.store.document import DocState
 
 __all__ = [
     "CLAIM_FIELDS",
     "FENCE",
-    "ClaimRequiredError",
     "ClaimState",
-    "ReleasedTokenError",
-    "StaleTokenError",
-    "UnissuedTokenError",
     "check_write",
     "claim_state",
     "valid_token",
@@ -40,34 +42,6 @@ OWNER: Final = "claimOwner"
 LEASE: Final = "claimLeaseUntil"
 RELEASED: Final = "claimReleased"
 CLAIM_FIELDS: Final = frozenset({TOKEN, OWNER, LEASE, RELEASED})
-
-
-class ClaimRequiredError(RepoContextError):
-    """A write to an entry under a live claim came without a fencing token."""
-
-    code = "claim.required"
-    default_hint = "Pass the fencingToken of your claim, or wait for the claim to end."
-
-
-class StaleTokenError(RepoContextError):
-    """A write carried a token older than the newest one issued (the claim moved on)."""
-
-    code = "claim.stale_token"
-    default_hint = "Your claim was superseded: stop working on this entry and claim again."
-
-
-class UnissuedTokenError(RepoContextError):
-    """A write carried a token that was never issued for the entry."""
-
-    code = "claim.unissued_token"
-    default_hint = "Use the fencingToken that repocontext_claim returned for this entry."
-
-
-class ReleasedTokenError(RepoContextError):
-    """A write carried the token of a claim that was released."""
-
-    code = "claim.released"
-    default_hint = "The claim was released; claim the entry again before writing."
 
 
 @dataclass(frozen=True, slots=True)

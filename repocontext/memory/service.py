@@ -24,7 +24,13 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
-from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
+from repocontext.errors import (
+    InvalidInputError,
+    MemoryNotFoundError,
+    NotFoundError,
+    RepoContextError,
+    WrongFamilyError,
+)
 from repocontext.memory.entry import (
     TAG_SET,
     Forgotten,
@@ -45,9 +51,7 @@ from repocontext.store.keys import family_prefix, mem_key, parse_key, repo_key
 __all__ = [
     "KINDS",
     "MAX_TTL_SECONDS",
-    "MemoryNotFoundError",
     "MemoryService",
-    "WrongFamilyError",
     "check_topic",
     "memory_repo_id",
 ]
@@ -68,20 +72,6 @@ _TOPIC: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _DEFAULT_TTL: Final = "memoryDefaultTtlSeconds"
-
-
-class MemoryNotFoundError(NotFoundError):
-    """No live memory entry has the key."""
-
-    code = "memory.not_found"
-    default_hint = "Check the key with repocontext_recall or repocontext_scan (scope memory)."
-
-
-class WrongFamilyError(InvalidInputError):
-    """A memory operation was given the key of another kind of record."""
-
-    code = "memory.wrong_family"
-    default_hint = "Pass a memory key: repo/{repoId}/mem/{topic}/{id}."
 
 
 class MemoryService:

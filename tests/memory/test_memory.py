@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from repocontext.entries import scan
-from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError
+from repocontext.errors import InvalidInputError, NotFoundError, RepoContextError, StaleTokenError
 from repocontext.memory import (
     EntryClaim,
     Forgotten,
@@ -19,7 +19,6 @@ from repocontext.memory import (
     TopicCount,
     WrongFamilyError,
 )
-from repocontext.memory.fence import StaleTokenError
 from repocontext.memory.service import MAX_TTL_SECONDS
 from repocontext.settings import Settings
 from repocontext.store import MEMORY
