@@ -255,7 +255,7 @@ def impacted_tests(ws: Workspace, repo_id: str) -> tuple[set[str], set[str], lis
     """Test files of ``changed``'s impacted set: all of them, the covering ones, and the
     files it saw updated; with the call's wall time."""
     started = time.perf_counter()
-    report = ws.index.changed(repo_id)
+    report = ws.changed(repo_id)
     elapsed = time.perf_counter() - started
     every = {f.path for f in report.impacted if is_test_path(f.path)}
     covering = {f.path for f in report.impacted if f.reason.startswith("covers ")}
@@ -266,7 +266,7 @@ def related_covering(ws: Workspace, repo_id: str, sources: list[str]) -> set[str
     """The covering tests ``related`` lists for the sources (a check on ``changed``)."""
     found: set[str] = set()
     for source in sources:
-        view = ws.index.related(repo_id, source)
+        view = ws.related(repo_id, source)
         found.update(str(link["path"]) for link in view.covering_tests if isinstance(link, dict))
     return found
 
@@ -323,7 +323,7 @@ def score_task(
             "sources": task.sources,
             "updated": updated,
             "truth": task.tests,
-            "truth_indexed": {t: ws.index.outline(name, t).exists for t in task.tests},
+            "truth_indexed": {t: ws.outline(name, t).exists for t in task.tests},
             "suite": len(suite),
             "predicted": {m: sorted(p) for m, p in predictions.items() if m != "all tests"},
             "missed": sorted(truth - every),

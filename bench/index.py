@@ -299,7 +299,7 @@ def changed_once(data: Path, root: Path, repo_id: str) -> float:
     settings = Settings(data_dir=data, workspace_root=root.parent, embedder="off")
     with Workspace.open(settings) as workspace:
         start = time.perf_counter()
-        workspace.index.changed(repo_id)
+        workspace.changed(repo_id)
         return time.perf_counter() - start
 
 
@@ -317,13 +317,13 @@ def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[st
     rel = edit.relative_to(root).as_posix()
     with Workspace.open(settings) as workspace:
         start = time.perf_counter()
-        workspace.index.warm(repo_id)
+        workspace._index.warm(repo_id)
         warm_s = time.perf_counter() - start
         refresh = []
         for i in range(7):
             edit.write_text(edit.read_text() + f"\ndef refreshed_{i}():\n    pass\n")
             start = time.perf_counter()
-            workspace.index.refresh(repo_id, [rel])
+            workspace.refresh(repo_id, [rel])
             refresh.append(time.perf_counter() - start)
         workspace.start_background()
         assert workspace.reconciler is not None
@@ -347,7 +347,7 @@ def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[st
 
 
 def symbol_names(workspace: Workspace, repo_id: str, path: str) -> set[str]:
-    symbols = workspace.index.outline(repo_id, path).symbols
+    symbols = workspace.outline(repo_id, path).symbols
     return {str(s["name"]) for s in symbols if isinstance(s, dict)}
 
 

@@ -44,7 +44,8 @@ from _docs import write_section  # noqa: E402
 
 from repocontext.index.files.nodes import load_file_nodes  # noqa: E402
 from repocontext.index.parsing.languages import is_test_path  # noqa: E402
-from repocontext.pack.bundle import ContextRequest  # noqa: E402
+from repocontext.pack.request import ContextRequest  # noqa: E402
+from repocontext.search.request import SearchRequest  # noqa: E402
 from repocontext.search.service import SearchService  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
@@ -222,7 +223,7 @@ def evaluate(mirror: Path, limit: int, backends: list[str], work: Path) -> dict[
             git(checkout, "checkout", "-q", "--force", task.parent)
             for workspace in spaces.values():
                 workspace.bootstrap(checkout, name, background=False)
-                workspace.semantic.wait(name)
+                workspace.wait_embedded(name)
             nodes = load_file_nodes(first.store, name)
             answer = [p for p in task.answer if p in nodes]
             if not answer:
@@ -235,9 +236,9 @@ def evaluate(mirror: Path, limit: int, backends: list[str], work: Path) -> dict[
                 [h.path for h in keyword.search(name, task.query, 10).hits], answer
             )
             for backend, workspace in spaces.items():
-                nearest = workspace.semantic.search(name, task.query, 200) or []
+                nearest = workspace._semantic.search(name, task.query, 200) or []
                 scores[f"semantic-{backend}"].add(files_of(nearest), answer)
-                hits = workspace.search.search(name, task.query, 10).hits
+                hits = workspace.search(SearchRequest.of(name, task.query, 10)).hits
                 scores[f"hybrid-{backend}"].add([h.path for h in hits], answer)
             print(f"{name}: task {scores['keyword'].tasks}/{len(tasks)}", flush=True)
             for budget in BUDGETS:

@@ -30,8 +30,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _docs import write_section  # noqa: E402
 from index import TEMPLATES, generate  # noqa: E402
 
-from repocontext.pack.bundle import ContextRequest  # noqa: E402
+from repocontext.pack.request import ContextRequest  # noqa: E402
 from repocontext.search.embed import load_embedder  # noqa: E402
+from repocontext.search.request import SearchRequest  # noqa: E402
 from repocontext.search.terms import terms, unique_terms  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
@@ -95,14 +96,14 @@ def main() -> int:
         with Workspace.open(settings) as workspace:
             workspace.bootstrap(tree, "poly", background=False)
             start = time.perf_counter()
-            workspace.search.sync("poly")
+            workspace._search.sync("poly")
             fts_build_s = time.perf_counter() - start
         throughput = {}
         hybrid_settings = Settings(
             data_dir=work / "data", workspace_root=tree.parent, reconcile="off", embedder="static"
         )
         with Workspace.open(hybrid_settings) as workspace:
-            report = workspace.semantic.refresh("poly")
+            report = workspace.embed("poly")
             assert report is not None
             throughput["static"] = report.chunks_embedded / report.elapsed_s
             sample = [f"def f{i}(a, b):\n    return a * b + {i}" for i in range(400)]
@@ -136,8 +137,10 @@ def main() -> int:
                 )
                 for _ in range(100)
             ]
-            hybrid = timed(lambda q: workspace.search.search("poly", q, 10), hybrid_queries)
-            assert workspace.search.search("poly", "return class", 10).mode == "hybrid"
+            hybrid = timed(
+                lambda q: workspace.search(SearchRequest.of("poly", q, 10)), hybrid_queries
+            )
+            assert workspace.search(SearchRequest.of("poly", "return class", 10)).mode == "hybrid"
         with Workspace.open(settings) as workspace:
             docs = {
                 p.relative_to(tree).as_posix(): p.read_text()
@@ -150,8 +153,8 @@ def main() -> int:
             rng = random.Random(5)
             vocabulary = sorted({t for text in list(docs.values())[:2000] for t in terms(text)})
             queries = [" ".join(rng.sample(vocabulary, rng.randint(1, 4))) for _ in range(QUERIES)]
-            index = workspace.search.keyword_index("poly")
-            search = timed(lambda q: workspace.search.search("poly", q, 10), queries)
+            index = workspace._search.keyword_index("poly")
+            search = timed(lambda q: workspace.search(SearchRequest.of("poly", q, 10)), queries)
             bare = timed(lambda q: index.search(unique_terms(q), 10), queries)
             python = timed(lambda q: postings.search(unique_terms(q), 10), queries)
             context = timed(

@@ -101,18 +101,18 @@ class _WorkspaceCollector(Collector):
         return []
 
     def collect(self) -> Iterator[Metric]:
-        stats = self._workspace.call_stats
+        stats = self._workspace.usage_totals()
         for name, text, value in (
-            ("repocontext_context_calls", "Context bundles served.", stats.total_calls),
+            ("repocontext_context_calls", "Context bundles served.", stats.calls),
             (
                 "repocontext_response_tokens",
                 "Tokens of the context bundles sent (as the MCP client receives them).",
-                stats.total_response_tokens,
+                stats.response_tokens,
             ),
             (
                 "repocontext_reads_replaced_tokens",
                 "Tokens reading the delivered files whole would have cost.",
-                stats.total_reads_replaced_tokens,
+                stats.reads_replaced_tokens,
             ),
         ):
             yield CounterMetricFamily(name, text, value=value)
@@ -137,7 +137,7 @@ class _WorkspaceCollector(Collector):
         )
         for repo in self._workspace.list_repos():
             try:
-                job = self._workspace.index.status(repo.repo_id)
+                job = self._workspace.index_status(repo.repo_id)
             except RepoContextError:  # removed between the listing and this read
                 continue
             for name in _INDEX_PHASES:

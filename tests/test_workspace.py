@@ -266,16 +266,16 @@ def test_a_root_swapped_for_a_symlink_after_registration_is_not_walked(
     (root / "alpha").rmdir()
     (root / "alpha").symlink_to(outside)
     with pytest.raises(RootChangedError) as caught:
-        workspace.index.run("alpha", root / "alpha", WalkOptions())
+        workspace._index.run("alpha", root / "alpha", WalkOptions())
     assert caught.value.code == "path.root_changed"
     with pytest.raises((RootChangedError, PathOutsideWorkspaceError)):  # what a watcher sends
-        workspace.index.refresh("alpha", [str(root / "alpha" / "secret.py")])
+        workspace.refresh("alpha", [str(root / "alpha" / "secret.py")])
     with pytest.raises(RootChangedError):
-        workspace.index.refresh("alpha", [""])
+        workspace.refresh("alpha", [""])
     with pytest.raises(RootChangedError):
-        workspace.index.changed("alpha")
-    assert not workspace.index.outline("alpha", "secret.py").exists
-    assert workspace.index.outline("alpha", "a.py").exists  # the index is left as it was
+        workspace.changed("alpha")
+    assert not workspace.outline("alpha", "secret.py").exists
+    assert workspace.outline("alpha", "a.py").exists  # the index is left as it was
 
 
 def test_a_relative_path_is_relative_to_the_workspace_root(

@@ -13,6 +13,7 @@ from repocontext.errors import IndexRunningError, NotFoundError, PathOutsideWork
 from repocontext.index.removal import CODE_INDEX_TREES, reset_index_records, short_tree_name
 from repocontext.index.run.status import IndexProgress
 from repocontext.pack.bundle import ContextRequest
+from repocontext.search.request import SearchRequest
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, SESSION, STRUCTURAL, TREES, VECTOR_METADATA, Value
 from repocontext.store.keys import repo_key, repo_prefix, vec_key
@@ -61,25 +62,25 @@ def workspace(tmp_path: Path, ws_root: Path) -> Iterator[Workspace]:
     with Workspace.open(settings) as ws:
         for name in ("proj", "proj2"):
             assert ws.bootstrap(ws_root / name, background=False).status == "completed"
-            ws.semantic.wait(name)
+            ws.wait_embedded(name)
         yield ws
 
 
 def populate_memory_and_session(workspace: Workspace, repo_id: str) -> str:
-    entry = workspace.memory.remember(
+    entry = workspace.remember(
         repo_id, "decisions", title="Engine stays pure", body="compute has no side effects"
     )
     workspace.context(ContextRequest(repo_id=repo_id, task="compute engine", session="s1"))
-    workspace.semantic.refresh(repo_id)  # the memory write scheduled a pass; run it now
+    workspace.embed(repo_id)  # the memory write scheduled a pass; run it now
     return entry.key
 
 
 def answers(workspace: Workspace, repo_id: str) -> dict[str, object]:
-    search = workspace.search.search(repo_id, "compute engine", k=5)
+    search = workspace.search(SearchRequest.of(repo_id, "compute engine", k=5))
     return {
         "hits": [(h.path, h.reasons) for h in search.hits],
-        "outline": workspace.index.outline(repo_id, "pkg/core.py"),
-        "related": workspace.index.related(repo_id, "pkg/core.py"),
+        "outline": workspace.outline(repo_id, "pkg/core.py"),
+        "related": workspace.related(repo_id, "pkg/core.py"),
         "files": workspace.get_repo(repo_id).files,  # type: ignore[union-attr]  # registered
         "records": {t: n for t, n in counts(workspace, repo_id).items() if t in CODE_INDEX_TREES},
     }
@@ -94,9 +95,9 @@ def test_remove_deletes_every_record_in_every_tree_and_every_projection(
         assert before[tree] > 0, tree
     neighbour = counts(workspace, "proj2")
     disk = disk_state(ws_root / "proj")
-    assert workspace.search.search("proj", "compute").hits
-    fts = workspace.search.directory / (repo_key("proj").replace("/", "_") + ".fts")
-    planes = workspace.semantic.directory / repo_key("proj").replace("/", "_")
+    assert workspace.search(SearchRequest.of("proj", "compute")).hits
+    fts = workspace._search.directory / (repo_key("proj").replace("/", "_") + ".fts")
+    planes = workspace._semantic.directory / repo_key("proj").replace("/", "_")
     assert fts.exists() and planes.exists()
 
     removal = workspace.remove_repo("proj")
@@ -111,7 +112,7 @@ def test_remove_deletes_every_record_in_every_tree_and_every_projection(
     assert counts(workspace, "proj2") == neighbour
     assert not fts.exists() and not planes.exists()
     with pytest.raises(NotFoundError):
-        workspace.search.search("proj", "compute")
+        workspace.search(SearchRequest.of("proj", "compute"))
     assert disk_state(ws_root / "proj") == disk
 
 
@@ -145,15 +146,15 @@ def test_reset_drops_the_code_index_and_keeps_memory_sessions_and_registration(
     after = counts(workspace, "proj")
     assert {t: after[t] for t in CODE_INDEX_TREES} == dict.fromkeys(CODE_INDEX_TREES, 0)
     assert (after[MEMORY], after[SESSION]) == (before[MEMORY], before[SESSION])
-    assert workspace.memory.recall(key).exists is True
+    assert workspace.recall_note(key).exists is True
     info = workspace.get_repo("proj")
     assert info is not None and info.root == str(ws_root / "proj")
     assert (info.files, info.indexed_at, info.vectors, info.last_ingested_at) == (0, None, 0, None)
     assert info.indexed_commit is None
-    assert workspace.index.status("proj").status == "none"
+    assert workspace.index_status("proj").status == "none"
     assert workspace.health("proj").repository.verdict == "building"  # type: ignore[union-attr]
-    assert workspace.search.search("proj", "compute engine").hits == []
-    memory = workspace.search.search("proj", "engine pure", scope="memory")
+    assert workspace.search(SearchRequest.of("proj", "compute engine")).hits == []
+    memory = workspace.search(SearchRequest.of("proj", "engine pure", scope="memory"))
     assert [h.key for h in memory.hits] == [key]
     assert workspace.store.get(VECTOR_METADATA, vec_key("proj", "status")) is None
     assert disk_state(ws_root / "proj") == disk
@@ -164,10 +165,10 @@ def test_an_open_keyword_index_follows_a_reset_made_by_another_process(
 ) -> None:
     # Another process (the CLI) tombstones the records; this one only sees the change feed.
     key = populate_memory_and_session(workspace, "proj")
-    assert workspace.search.search("proj", "compute engine").hits
+    assert workspace.search(SearchRequest.of("proj", "compute engine")).hits
     reset_index_records(workspace.store, "proj")
-    assert workspace.search.search("proj", "compute engine").hits == []
-    memory = workspace.search.search("proj", "engine pure", scope="memory")
+    assert workspace.search(SearchRequest.of("proj", "compute engine")).hits == []
+    memory = workspace.search(SearchRequest.of("proj", "engine pure", scope="memory"))
     assert [h.key for h in memory.hits] == [key]
 
 
@@ -183,7 +184,7 @@ def test_indexing_again_after_reset_gives_the_same_answers(
     before = answers(workspace, "proj")
     workspace.reset_index("proj")
     status = workspace.bootstrap(ws_root / "proj", background=False)
-    workspace.semantic.wait("proj")
+    workspace.wait_embedded("proj")
     assert status.status == "completed" and status.counters["filesAdded"] == len(FILES)
     assert answers(workspace, "proj") == before
 
@@ -192,13 +193,13 @@ def test_the_reconcile_entry_points_write_nothing_after_reset_or_remove(
     workspace: Workspace,
 ) -> None:
     workspace.reset_index("proj")
-    assert workspace.index.reindex("proj") == IndexProgress(phase="reconciling")
-    assert workspace.index.refresh("proj", ["pkg/core.py"]) == IndexProgress(phase="reconciling")
+    assert workspace._index.reindex("proj") == IndexProgress(phase="reconciling")
+    assert workspace.refresh("proj", ["pkg/core.py"]) == IndexProgress(phase="reconciling")
     assert {t: n for t, n in counts(workspace, "proj").items() if n} == {}
     workspace.remove_repo("proj")
     with pytest.raises(NotFoundError):
-        workspace.index.reindex("proj")
-    report = workspace.semantic.refresh("proj")  # a pass scheduled before the removal
+        workspace._index.reindex("proj")
+    report = workspace.embed("proj")  # a pass scheduled before the removal
     assert report is not None and report.vectors == 0
     assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
     assert workspace.store.get(STRUCTURAL, repo_key("proj")) is None
@@ -232,7 +233,7 @@ def test_remove_and_reset_refuse_while_an_index_run_is_in_progress(
     finally:
         release.set()
         run.join(30)
-    assert workspace.index.status("proj").status == "completed"
+    assert workspace.index_status("proj").status == "completed"
     assert workspace.remove_repo("proj").existed
     assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
 
@@ -287,7 +288,7 @@ def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: W
     holding, release = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with workspace.index.exclusive("proj"):  # stands in for a refresh holding the lock
+        with workspace._index.exclusive("proj"):  # stands in for a refresh holding the lock
             holding.set()
             assert release.wait(30)
 
@@ -297,13 +298,13 @@ def test_exclusive_waits_for_a_quiet_refresh_only_up_to_its_timeout(workspace: W
         assert holding.wait(30)
         with (
             pytest.raises(IndexRunningError, match="did not end"),
-            workspace.index.exclusive("proj", timeout=0.01),
+            workspace._index.exclusive("proj", timeout=0.01),
         ):
             pass
     finally:
         release.set()
         holder.join(30)
-    with workspace.index.exclusive("proj", timeout=0.01):
+    with workspace._index.exclusive("proj", timeout=0.01):
         pass
 
 
@@ -320,8 +321,8 @@ def test_an_index_run_is_refused_while_another_process_runs_one(
             workspace.bootstrap(ws_root / "proj", background=False)
         assert caught.value.code == "index.running"
         with pytest.raises(IndexRunningError):
-            workspace.index.refresh("proj", ["app.py"])
-        assert workspace.index.status("proj").status == "running"  # its status untouched
+            workspace.refresh("proj", ["app.py"])
+        assert workspace.index_status("proj").status == "running"  # its status untouched
     # (its process gone: the record reads as interrupted, and the next run goes ahead)
     assert workspace.bootstrap(ws_root / "proj", background=False).status == "completed"
 
@@ -341,13 +342,13 @@ def test_a_first_pass_killed_with_its_process_is_resumed_when_a_server_starts(
         assert record is not None and isinstance(record.value, dict)
         killed: dict[str, Value] = {"status": "running", "pid": dead.pid, "phase": "parsing"}
         workspace.store.put(STRUCTURAL, repo_key("proj"), {**record.value, "index": killed})
-        assert workspace.index.status("proj").status == "failed"  # index.interrupted
+        assert workspace.index_status("proj").status == "failed"  # index.interrupted
     with Workspace.open(settings) as workspace:
         workspace.start_background()
-        assert workspace.index.wait("proj", timeout=120).status == "completed"
+        assert workspace.wait_indexed("proj", timeout=120).status == "completed"
         assert workspace.get_repo("proj").indexed_at is not None
         # One registered but never indexed (no failed run) is left alone.
-        assert workspace.index.status("proj2").status == "none"
+        assert workspace.index_status("proj2").status == "none"
 
 
 def test_a_quiet_refresh_of_another_process_is_waited_for(

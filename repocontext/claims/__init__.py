@@ -8,7 +8,7 @@ from repocontext.claims.model import (
     RenewResult,
 )
 from repocontext.claims.service import ClaimService
-from repocontext.memory.fence import (
+from repocontext.errors import (
     ClaimRequiredError,
     ReleasedTokenError,
     StaleTokenError,

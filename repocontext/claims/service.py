@@ -47,14 +47,13 @@ from repocontext.claims.model import (
     RenewReason,
     RenewResult,
 )
-from repocontext.errors import InvalidInputError
+from repocontext.errors import InvalidInputError, UnissuedTokenError
 from repocontext.memory.fence import (
     FENCE,
     LEASE,
     OWNER,
     RELEASED,
     TOKEN,
-    UnissuedTokenError,
     claim_state,
     valid_token,
 )

@@ -41,7 +41,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             if wait is not None:
                 checked_range("wait", wait, 0, MAX_WAIT)
-            result = workspace.claims.claim(key, owner, lease_seconds=lease, max_wait_seconds=wait)
+            result = workspace.claim(key, owner, lease_seconds=lease, max_wait_seconds=wait)
             _show(ClaimResult.of(result), as_json, _claim_text(result))
 
     @claims.command(name="next")
@@ -55,7 +55,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Claim the oldest open, unclaimed entry of a topic."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            result = workspace.claims.claim_next(
+            result = workspace.claim_next(
                 pick_repo(workspace, repo_id), topic, owner, lease_seconds=lease
             )
             _show(ClaimResult.of(result), as_json, _claim_text(result))
@@ -70,7 +70,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Extend a claim's lease (superseded: stop working on the entry)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            renewed = workspace.claims.renew(key, token, lease_seconds=lease)
+            renewed = workspace.renew_claim(key, token, lease_seconds=lease)
             text = _outcome_text(key, "granted", renewed.granted, renewed.reason)
             _show(RenewResult.of(renewed), as_json, text)
 
@@ -83,7 +83,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Release a claim."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            released = workspace.claims.release(key, token)
+            released = workspace.release_claim(key, token)
             text = _outcome_text(key, "released", released.released, released.reason)
             _show(ReleaseResult.of(released), as_json, text)
 
@@ -91,7 +91,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def status(key: KeyArgument, data_dir: DataDir = None, as_json: JsonOption = False) -> None:
         """Show who holds an entry (advisory)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            found = workspace.claims.status(key)
+            found = workspace.claim_status(key)
             _show(ClaimStatusResult.of(found), as_json, _status_text(found))
 
 

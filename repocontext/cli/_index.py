@@ -102,8 +102,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         status = workspace.bootstrap(
                             root, repo_id, options, background=False, on_progress=bar.update
                         )
-                workspace.semantic.wait(status.repo_id)
-                status = workspace.index.status(status.repo_id)
+                workspace.wait_embedded(status.repo_id)
+                status = workspace.index_status(status.repo_id)
             emit(status, as_json, _status_text)
 
     @app.command()
@@ -112,7 +112,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Show the last or current index run of a repository."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            report = workspace.index.status(pick_repo(workspace, repo_id))
+            report = workspace.index_status(pick_repo(workspace, repo_id))
             emit(report, as_json, _status_text)
 
     @app.command()
@@ -129,7 +129,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Print a file's symbols from the index."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             repo = pick_repo(workspace, repo_id)
-            view = workspace.index.outline(repo, path, max_symbols=max_symbols)
+            view = workspace.outline(repo, path, max_symbols=max_symbols)
             emit(view, as_json, _outline_text)
 
     @app.command()
@@ -148,7 +148,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             checked_range("offset", offset, 0, math.inf)
             checked_range("limit", limit, 1, MAX_RELATED_PAGE)
             repo = pick_repo(workspace, repo_id)
-            view = workspace.index.related(repo, path, offset=offset, limit=limit)
+            view = workspace.related(repo, path, offset=offset, limit=limit)
             emit(view, as_json, _related_text)
 
     @app.command()
@@ -160,7 +160,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Print what changed on disk since the last index run, and what it impacts."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            report = workspace.index.changed(pick_repo(workspace, repo_id), path)
+            report = workspace.changed(pick_repo(workspace, repo_id), path)
             emit(report, as_json, _changed_text)
 
 

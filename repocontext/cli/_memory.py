@@ -55,7 +55,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Store a memory entry (a new one, or merged into --id)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            view = workspace.memory.remember(
+            view = workspace.remember(
                 pick_repo(workspace, repo_id),
                 topic,
                 entry_id=entry_id,
@@ -79,7 +79,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Show one memory entry, with its links and whether they are stale."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            view = workspace.memory.recall(key)
+            view = workspace.recall_note(key)
             _show(EntryResult.of(view), as_json, _entry_text(view))
 
     @memory.command()
@@ -107,7 +107,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         if status is not None:
             fields["status"] = status or None  # an empty --status clears it
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            view = workspace.memory.update(
+            view = workspace.update(
                 key,
                 fields=fields,
                 add_tags=tag,
@@ -131,7 +131,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """Delete an entry (or let it lapse)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            result = workspace.memory.forget(
+            result = workspace.forget(
                 key, lapse=lapse is not None, lapse_seconds=lapse, fencing_token=fencing_token
             )
             text = f"{result.key}: forgotten={result.forgotten}"
@@ -145,7 +145,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     ) -> None:
         """List memory topics and their live entry counts."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            found = workspace.memory.list_topics(pick_repo(workspace, repo_id))
+            found = workspace.list_topics(pick_repo(workspace, repo_id))
             text = "\n".join(f"{t.topic}\t{t.count}" for t in found) or "(no topics)"
             _show(TopicsResult.of(found), as_json, text)
 
@@ -162,9 +162,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             checked_range("depth", depth, 1, MAX_DEPTH)
             checked_range("max-nodes", max_nodes, 1, MAX_NODES)
-            result = workspace.memory.neighbors(
-                key, relation=relation, depth=depth, max_nodes=max_nodes
-            )
+            result = workspace.neighbors(key, relation=relation, depth=depth, max_nodes=max_nodes)
             _show(NeighborsResult.of(result), as_json, _neighbors_text(result))
 
 

@@ -51,9 +51,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Rank a repository's files for a query, with the reasons of every hit."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             request = SearchRequest.of(pick_repo(workspace, repo_id), query, k, scope)
-            result = workspace.search.search(
-                request.repo_id, request.query, request.k, request.scope
-            )
+            result = workspace.search(request)
             emit(_search_wire(result), as_json, _search_text)
 
     @app.command()

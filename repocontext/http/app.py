@@ -298,7 +298,7 @@ async def _live() -> dict[str, str]:
 def _stats_route(workspace: Workspace) -> Callable[..., dict[str, int | float]]:
     def stats(windowSeconds: float | None = None) -> dict[str, int | float]:
         """The figures of ``repocontext_stats`` for this process."""
-        window = workspace.call_stats.window(windowSeconds)
+        window = workspace.usage(windowSeconds)
         return {
             "calls": window.calls,
             "responseTokens": window.response_tokens,

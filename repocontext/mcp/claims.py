@@ -33,7 +33,7 @@ Token = Annotated[
 
 def claim_tools(workspace: Workspace) -> list[ToolSpec]:
     """Return the claim tools bound to ``workspace``."""
-    claims = workspace.claims
+    claims = workspace
 
     @map_errors_async
     async def repocontext_claim(
@@ -85,7 +85,7 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         (your writes will be refused). `reason: missing`: no live entry has the key. A token
         never issued for the entry is refused (`claim.unissued_token`).
         """
-        return RenewResult.of(claims.renew(key, fencingToken, lease_seconds=leaseSeconds))
+        return RenewResult.of(claims.renew_claim(key, fencingToken, lease_seconds=leaseSeconds))
 
     @map_errors
     def repocontext_release_claim(key: Key, fencingToken: Token) -> ReleaseResult:
@@ -95,12 +95,12 @@ def claim_tools(workspace: Workspace) -> list[ToolSpec]:
         is not the newest: someone else holds or held it since). A token never issued for
         the entry is refused (`claim.unissued_token`).
         """
-        return ReleaseResult.of(claims.release(key, fencingToken))
+        return ReleaseResult.of(claims.release_claim(key, fencingToken))
 
     @map_errors
     def repocontext_claim_status(key: Key) -> ClaimStatusResult:
         """Show who holds an entry (advisory: `authoritative` is false; it may change at once)."""
-        return ClaimStatusResult.of(claims.status(key))
+        return ClaimStatusResult.of(claims.claim_status(key))
 
     return [
         ToolSpec("repocontext_claim_status", repocontext_claim_status, "Claim status", READ_ONLY),

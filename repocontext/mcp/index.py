@@ -195,7 +195,7 @@ def _index_status(workspace: Workspace) -> ToolSpec:
         `index.interrupted` when the indexing process died). `issues` lists up to 50
         skipped paths with the reason. Unknown repoId: `repo.not_found`.
         """
-        return IndexStatusResult.of(workspace.index.status(repoId))
+        return IndexStatusResult.of(workspace.index_status(repoId))
 
     return ToolSpec("repocontext_index_status", repocontext_index_status, "Index status", READ_ONLY)
 
@@ -216,7 +216,7 @@ def _outline(workspace: Workspace) -> ToolSpec:
         matters. `exists` false: not indexed (check with repocontext_scan scope=files). Over
         `maxSymbols` symbols: the first ones depth-first, `truncated` true.
         """
-        view = workspace.index.outline(repoId, path, max_symbols=maxSymbols)
+        view = workspace.outline(repoId, path, max_symbols=maxSymbols)
         return OutlineResult.model_validate(dataclasses.asdict(view))
 
     return ToolSpec("repocontext_outline", repocontext_outline, "File outline", READ_ONLY)
@@ -239,7 +239,7 @@ def _related(workspace: Workspace) -> ToolSpec:
         pkg.util`, `naming test_util.py`). Each list holds at most `limit` items; `truncated`
         says one holds more: call again with `offset` = `nextOffset`.
         """
-        view = workspace.index.related(repoId, path, offset=offset, limit=limit)
+        view = workspace.related(repoId, path, offset=offset, limit=limit)
         return RelatedResult.model_validate(dataclasses.asdict(view))
 
     return ToolSpec("repocontext_related", repocontext_related, "Related files", READ_ONLY)
@@ -259,6 +259,6 @@ def _changed(workspace: Workspace) -> ToolSpec:
         covering tests of the changes, with the reason. `path` narrows the check to a file
         or directory of the repository.
         """
-        return ChangedResult.of(workspace.index.changed(repoId, path))
+        return ChangedResult.of(workspace.changed(repoId, path))
 
     return ToolSpec("repocontext_changed", repocontext_changed, "Drift since indexing", READ_ONLY)

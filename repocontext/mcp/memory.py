@@ -48,7 +48,7 @@ Ttl = Annotated[
 
 def memory_tools(workspace: Workspace) -> list[ToolSpec]:
     """Return the memory tools bound to ``workspace``."""
-    memory = workspace.memory
+    memory = workspace
 
     @map_errors
     def repocontext_remember(

@@ -117,7 +117,7 @@ def _search(workspace: Workspace) -> ToolSpec:
         `retrievalPath` say how it was answered (keyword-only until vectors are ready).
         """
         request = SearchRequest.of(repoId, query, k, scope)
-        result = workspace.search.search(request.repo_id, request.query, request.k, request.scope)
+        result = workspace.search(request)
         return SearchResultWire.of(result)
 
     return ToolSpec("repocontext_search", repocontext_search, "Search code", READ_ONLY)
@@ -189,7 +189,7 @@ def _stats(workspace: Workspace) -> ToolSpec:
         `netSavedTokens` = readsReplacedTokens - responseTokens (negative when bundles cost
         more than the reads they replaced).
         """
-        stats = workspace.call_stats.window(windowSeconds)
+        stats = workspace.usage(windowSeconds)
         return StatsResultWire(
             calls=stats.calls,
             response_tokens=stats.response_tokens,

@@ -15,6 +15,8 @@ from repocontext.memory.entry import (
     MemoryEntry,
     NeighborNode,
     Neighbors,
+    NoteChanges,
+    NoteFields,
     TopicCount,
     memory_entry,
 )
@@ -33,6 +35,8 @@ __all__ = [
     "MemoryService",
     "NeighborNode",
     "Neighbors",
+    "NoteChanges",
+    "NoteFields",
     "RestoreMode",
     "RestoreReport",
     "StaleLink",

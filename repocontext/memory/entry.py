@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
+from typing import Final, TypedDict
 
 from repocontext.memory.fence import CLAIM_FIELDS, claim_state
 from repocontext.memory.links import LINK_FIELD, LINK_SET, Link, StaleLink, check_links, decode_link
@@ -25,6 +25,8 @@ __all__ = [
     "MemoryEntry",
     "NeighborNode",
     "Neighbors",
+    "NoteChanges",
+    "NoteFields",
     "TopicCount",
     "entry_links",
     "memory_entry",
@@ -32,6 +34,33 @@ __all__ = [
 
 TAG_SET: Final = "tags"
 _EMPTY: Final[Mapping[str, Value]] = MappingProxyType({})
+
+
+class NoteFields(TypedDict, total=False):
+    """The optional keyword arguments of ``remember`` (a new entry or a rewrite of one)."""
+
+    entry_id: str | None
+    kind: str | None
+    title: str | None
+    body: str | None
+    author: str | None
+    provenance: str | None
+    tags: Iterable[str] | None
+    add_links: Mapping[str, Iterable[str]] | None
+    ttl_seconds: float | None
+    fencing_token: int | None
+
+
+class NoteChanges(TypedDict, total=False):
+    """The optional keyword arguments of ``update`` (changes to a live entry)."""
+
+    fields: Mapping[str, Value] | None
+    add_tags: Iterable[str] | None
+    remove_tags: Iterable[str] | None
+    add_links: Mapping[str, Iterable[str]] | None
+    remove_links: Mapping[str, Iterable[str]] | None
+    ttl_seconds: float | None
+    fencing_token: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ class StatsWindow:
     def __init__(self, clock: Clock) -> None:
         """Start with no calls."""
         self._clock = clock
+        self._started = clock.now()
         self._lock = threading.Lock()
         self._events: deque[tuple[float, int, int]] = deque(maxlen=MAX_EVENTS)
         self.total_calls = 0
@@ -53,6 +54,14 @@ class StatsWindow:
             self.total_calls += 1
             self.total_response_tokens += response_tokens
             self.total_reads_replaced_tokens += reads_replaced_tokens
+
+    def totals(self) -> CallStats:
+        """Sum every call since this window was made (``window_seconds``: the time since)."""
+        with self._lock:
+            calls, response = self.total_calls, self.total_response_tokens
+            replaced = self.total_reads_replaced_tokens
+        span = self._clock.now() - self._started
+        return CallStats(calls, response, replaced, replaced - response, span)
 
     def window(self, seconds: float | None = None) -> CallStats:
         """Sum the calls of the last ``seconds`` (default one hour, at most a week)."""

@@ -309,12 +309,12 @@ def test_waiters_are_served_in_arrival_order(tmp_path: Path):
     settings_ = Settings(data_dir=tmp_path / "data", embedder="off")
     with Workspace.open(settings_) as ws:
         register(ws.store)
-        key = ws.memory.remember("r", "todo", title="contended").key
-        holder = ws.claims.claim(key, "holder", lease_seconds=0.4)
+        key = ws.remember("r", "todo", title="contended").key
+        holder = ws.claim(key, "holder", lease_seconds=0.4)
         order: list[str] = []
 
         def wait_for(name: str) -> None:
-            result = ws.claims.claim(key, name, lease_seconds=0.3, max_wait_seconds=5)
+            result = ws.claim(key, name, lease_seconds=0.3, max_wait_seconds=5)
             assert result.granted, result
             order.append(name)
 
@@ -327,8 +327,8 @@ def test_waiters_are_served_in_arrival_order(tmp_path: Path):
         second.join(10)
         assert order == ["first", "second"]
         assert holder.fencing_token == 1
-        assert ws.claims.status(key).fencing_token == 3
-        busy = ws.claims.claim(key, "late", max_wait_seconds=0.05)
+        assert ws.claim_status(key).fencing_token == 3
+        busy = ws.claim(key, "late", max_wait_seconds=0.05)
         assert busy.granted is False and busy.reason == "timeout"
         assert not any(s for s in ws.store.get(MEMORY, key).doc.sets.get("waiters", ()))
 

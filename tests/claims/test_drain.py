@@ -30,7 +30,7 @@ def test_eight_workers_drain_a_backlog_through_kills_and_takeovers(tmp_path: Pat
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, "proj", background=False)
         for i in range(ITEMS):
-            workspace.memory.remember("proj", "backlog", title=f"item {i}")
+            workspace.remember("proj", "backlog", title=f"item {i}")
     server, base = start_http_server(data, repo.parent)
     worker = Path(__file__).with_name("drain_worker.py")
     workers = []

@@ -35,7 +35,7 @@ async def test_a_cancelled_waiting_claim_over_http_leaves_the_queue_and_is_never
     data = tmp_path / "data"
     with Workspace.open(Settings(data_dir=data, workspace_root=repo.parent)) as workspace:
         workspace.bootstrap(repo, "proj", background=False)
-        key = workspace.memory.remember("proj", "cancel", title="contended").key
+        key = workspace.remember("proj", "cancel", title="contended").key
     server, base = start_http_server(data, repo.parent)
     try:
         with Store.open(data, read_only=True) as store:

@@ -22,8 +22,8 @@ def seed(data: Path, root: Path) -> None:
     (root / "proj").mkdir(parents=True)
     with Workspace.open(Settings(data_dir=data, workspace_root=root, embedder="off")) as ws:
         ws.register_repo(root / "proj")
-        ws.memory.remember("proj", "decisions", entry_id="d1", title="Keep it", tags=["x"])
-        ws.memory.remember("proj", "gotchas", entry_id="g1", body="Watch out")
+        ws.remember("proj", "decisions", entry_id="d1", title="Keep it", tags=["x"])
+        ws.remember("proj", "gotchas", entry_id="g1", body="Watch out")
 
 
 def test_export_status_and_restore_with_and_without_json(tmp_path: Path) -> None:

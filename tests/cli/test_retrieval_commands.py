@@ -126,7 +126,7 @@ def test_stats_of_a_server_with_a_tokens_file_needs_a_token(tmp_path):
 
 
 def test_search_and_context_refuse_out_of_range_numbers_naming_the_option(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     data = str(tmp_path / "data")
     invoke("index", str(repo), "--data-dir", data, "--json")
     for args, words in (
@@ -146,7 +146,7 @@ def test_search_and_context_refuse_out_of_range_numbers_naming_the_option(tmp_pa
 
 
 def test_related_pages_its_lists(tmp_path):
-    repo = make_repo(tmp_path / "calc")
+    repo = make_repo(tmp_path / "calc", FILES)
     for i in range(3):
         (repo / "src" / f"use{i}.py").write_text("from src.calc import add\n\nX = add(1, 2)\n")
     data = str(tmp_path / "data")

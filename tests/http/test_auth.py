@@ -35,7 +35,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     with Workspace.open(Settings(data_dir=data, workspace_root=ws, embedder="off")) as workspace:
         for name in ("alpha", "beta"):
             workspace.bootstrap(ws / name, name, background=False)
-        workspace.memory.remember("beta", "secrets", title="beta only")
+        workspace.remember("beta", "secrets", title="beta only")
     tokens = tmp / "tokens.json"
     digest = hashlib.sha256(CURATOR.encode()).hexdigest()
     tokens.write_text(

@@ -50,7 +50,7 @@ def test_an_index_run_parses_without_the_collector_and_turns_it_back_on(workspac
     gc.enable()
     seen: list[bool] = []
     workspace.register_repo(repo, "demo")
-    workspace.index.run(
+    workspace._index.run(
         "demo", repo, WalkOptions(), on_progress=lambda *_: seen.append(gc.isenabled())
     )
     assert seen and not any(seen)

@@ -15,6 +15,7 @@ from repocontext.index.files.walk import WalkOptions
 from repocontext.index.projections.projection import ProjectionState
 from repocontext.index.projections.projection_writer import ProjectionWriter
 from repocontext.index.run.job import FLUSH_LOCAL_AT
+from repocontext.search.request import SearchRequest
 from repocontext.store import CONTENT, STRUCTURAL, SYMBOL, XREF
 from repocontext.store.keys import content_key, file_key, repo_key, symbol_key, xref_key
 
@@ -45,12 +46,12 @@ def test_a_first_run_indexes_every_tracked_and_untracked_unignored_file(workspac
 
 def test_links_carry_the_reason_they_were_made(workspace, repo):
     index(workspace, repo)
-    related = workspace.index.related("demo", "pkg/util.py")
+    related = workspace.related("demo", "pkg/util.py")
     assert {link["path"] for link in related.dependents} >= {"pkg/app.py"}
     tests = {link["path"]: link["reason"] for link in related.covering_tests}
     assert "tests/test_util.py" in tests
     assert "import" in tests["tests/test_util.py"]
-    js = workspace.index.related("demo", "web/index.js")
+    js = workspace.related("demo", "web/index.js")
     assert [link["path"] for link in js.imports] == ["web/lib/index.js"]
     symbol = workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.parse"))
     assert symbol.value["defs"][0]["path"] == "pkg/util.py"
@@ -84,10 +85,10 @@ def test_an_edit_a_new_file_and_a_deletion_are_applied_incrementally(workspace, 
     assert "web/lib/index.js" not in nodes
     assert workspace.store.get(CONTENT, content_key("demo", "web/lib/index.js")) is None
     assert workspace.store.get(XREF, xref_key("demo", "in:web/lib/index.js")) is None
-    assert workspace.index.related("demo", "web/index.js").imports == []
+    assert workspace.related("demo", "web/index.js").imports == []
     assert workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.Helper")) is None
     assert nodes["pkg/util.py"]["matchesGitIndex"] is False
-    dependents = workspace.index.related("demo", "pkg/util.py").dependents
+    dependents = workspace.related("demo", "pkg/util.py").dependents
     assert "pkg/new.py" in {link["path"] for link in dependents}
 
 
@@ -119,10 +120,10 @@ def test_binary_oversized_undecodable_and_symlinked_files_are_handled(workspace,
     assert "outside" not in nodes
     reasons = {i["path"]: i["reason"] for i in status.issues}
     assert reasons["outside"] == "symlink_outside"
-    assert "blob.bin" not in workspace.index.changed("demo").added  # excluded is no change
+    assert "blob.bin" not in workspace.changed("demo").added  # excluded is no change
     (repo / "late.bin").write_bytes(b"\x00" * 10)
     (repo / "late.txt").write_text("new\n")
-    assert workspace.index.changed("demo").added == ["late.txt"]
+    assert workspace.changed("demo").added == ["late.txt"]
     kept = index(workspace, repo, max_file_bytes=200, exclude_binary=False)
     assert load_file_nodes(workspace.store, "demo")["blob.bin"]["binary"] is True
     assert kept.status == "completed"
@@ -173,10 +174,10 @@ def test_a_tree_without_git_honours_gitignore_files(tmp_path, workspace):
 def test_background_bootstrap_returns_at_once_and_completes(workspace, repo):
     first = workspace.bootstrap(repo)
     assert first.status in ("running", "completed")
-    done = workspace.index.wait("demo", timeout=120)
+    done = workspace.wait_indexed("demo", timeout=120)
     assert done.status == "completed"
     assert done.attempt == 1
-    assert workspace.index.outline("demo", "pkg/util.py").exists
+    assert workspace.outline("demo", "pkg/util.py").exists
 
 
 def test_a_bootstrap_joining_a_run_with_other_filters_runs_again_with_them(
@@ -184,17 +185,17 @@ def test_a_bootstrap_joining_a_run_with_other_filters_runs_again_with_them(
 ):
     monkeypatch.setattr("repocontext.index.service.START_WAIT_S", 0.05)
     workspace.bootstrap(repo, background=False)
-    with workspace.index.exclusive("demo"):  # the next run waits for the lock: still going
+    with workspace._index.exclusive("demo"):  # the next run waits for the lock: still going
         workspace.bootstrap(repo)
         workspace.bootstrap(repo, options=WalkOptions(exclude_globs=("web/",)))
-    workspace.index.wait("demo", timeout=120)
+    workspace.wait_indexed("demo", timeout=120)
     deadline = time.monotonic() + 60
-    while workspace.index.outline("demo", "web/index.js").exists:
+    while workspace.outline("demo", "web/index.js").exists:
         assert time.monotonic() < deadline, "the follow-up run never dropped web/"
         time.sleep(0.05)
-    workspace.index.wait("demo", timeout=120)
-    assert workspace.index.status("demo").status == "completed"
-    assert workspace.index.changed("demo").removed == []  # the stored filters ran
+    workspace.wait_indexed("demo", timeout=120)
+    assert workspace.index_status("demo").status == "completed"
+    assert workspace.changed("demo").removed == []  # the stored filters ran
 
 
 def test_file_records_live_under_the_key_grammar(workspace, repo):
@@ -211,7 +212,7 @@ def test_a_path_no_key_can_hold_is_reported_not_fatal(workspace, repo):
     status = index(workspace, repo)
     assert status.status == "completed"
     assert {"path": "odd\nname.py", "reason": "invalid_path"} in status.issues
-    symbols = workspace.index.outline("demo", "templ.cpp").symbols
+    symbols = workspace.outline("demo", "templ.cpp").symbols
     assert all("\n" not in s["fullyQualifiedName"] for s in symbols)
 
 
@@ -260,38 +261,37 @@ def test_a_run_completes_over_a_symlink_loop_and_a_name_that_is_not_utf8(workspa
     assert status.status == "completed"
     assert {"path": "loop", "reason": "symlink_loop"} in status.issues
     assert {"path": "\\xffbad.py", "reason": "undecodable_name"} in status.issues
-    assert workspace.index.outline("demo", "pkg/util.py").exists
+    assert workspace.outline("demo", "pkg/util.py").exists
 
 
 def test_outline_and_related_accept_the_spellings_of_a_file_path(workspace, repo, tmp_path):
     index(workspace, repo)
     root = workspace.get_repo("demo").root
-    plain = workspace.index.outline("demo", "pkg/util.py")
+    plain = workspace.outline("demo", "pkg/util.py")
     (tmp_path / "link").symlink_to(repo)  # the root as an operator may have named it
     spellings = ("./pkg/util.py", "pkg//util.py", "pkg/sub/../util.py", f"{root}/pkg/util.py")
     for spelling in (*spellings, f"{tmp_path}/link/pkg/util.py"):
-        assert workspace.index.outline("demo", spelling) == plain
-        assert workspace.index.related("demo", spelling) == workspace.index.related(
-            "demo", "pkg/util.py"
-        )
+        assert workspace.outline("demo", spelling) == plain
+        assert workspace.related("demo", spelling) == workspace.related("demo", "pkg/util.py")
     for outside in ("../x.py", "/etc/hostname", "pkg/../../x.py"):
         with pytest.raises(PathOutsideWorkspaceError):
-            workspace.index.outline("demo", outside)
+            workspace.outline("demo", outside)
     for blank in ("", ".", "./"):
         with pytest.raises(InvalidInputError):
-            workspace.index.related("demo", blank)
+            workspace.related("demo", blank)
 
 
 @pytest.mark.parametrize("repo_id", ["", "r" * 600])
 def test_an_id_no_key_can_hold_is_simply_not_registered(workspace, repo_id):
     for call in (
-        lambda: workspace.index.status(repo_id),
-        lambda: workspace.index.outline(repo_id, "a.py"),
-        lambda: workspace.index.changed(repo_id),
-        lambda: workspace.search.search(repo_id, "anything"),
+        lambda: workspace.index_status(repo_id),
+        lambda: workspace.outline(repo_id, "a.py"),
+        lambda: workspace.changed(repo_id),
     ):
         with pytest.raises(NotFoundError):
             call()
+    with pytest.raises(InvalidInputError):  # a search request checks the id itself
+        SearchRequest.of(repo_id, "anything")
 
 
 _ORPHAN_PARENT = """

@@ -59,7 +59,7 @@ DOTNET = {
 def indexed(workspace, root: Path):
     status = workspace.bootstrap(root, options=WalkOptions(), background=False)
     assert status.status == "completed"
-    return workspace.index
+    return workspace
 
 
 def paths(links) -> set[str]:

@@ -53,19 +53,17 @@ def test_a_refresh_applies_edits_additions_and_deletions_under_its_paths(workspa
     (repo / "pkg/new.py").write_text("from pkg.util import extra\n")
     (repo / "web/lib/index.js").unlink()
     (repo / "tests/test_util.py").write_text("# also changed, but not refreshed\n")
-    progress = workspace.index.refresh("demo", ["pkg", "web/lib/index.js"])
+    progress = workspace.refresh("demo", ["pkg", "web/lib/index.js"])
     assert (progress.files_updated, progress.files_added, progress.files_removed) == (1, 1, 1)
     assert progress.phase == "reconciling"
     nodes = load_file_nodes(workspace.store, "demo")
     assert "web/lib/index.js" not in nodes and "pkg/new.py" in nodes
     assert workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.extra")) is not None
-    assert "pkg/new.py" in {
-        d["path"] for d in workspace.index.related("demo", "pkg/util.py").dependents
-    }
+    assert "pkg/new.py" in {d["path"] for d in workspace.related("demo", "pkg/util.py").dependents}
     # Outside the scope nothing was looked at; the records equal a rebuild from the nodes.
-    assert workspace.index.changed("demo").updated == ["tests/test_util.py"]
+    assert workspace.changed("demo").updated == ["tests/test_util.py"]
     assert projections(workspace) == rebuilt(workspace)
-    assert workspace.index.status("demo").counters["filesSeen"] == 4  # pkg/ holds four files now
+    assert workspace.index_status("demo").counters["filesSeen"] == 4  # pkg/ holds four files now
 
 
 def test_the_warm_state_is_used_and_matches_a_rebuild_after_many_changes(workspace, repo):
@@ -74,10 +72,10 @@ def test_the_warm_state_is_used_and_matches_a_rebuild_after_many_changes(workspa
         (repo / f"pkg/m{i}.py").write_text(
             f"from pkg.util import parse\n\n\ndef f{i}():\n    return parse('x')\n"
         )
-        workspace.index.refresh("demo", [f"pkg/m{i}.py"])
+        workspace.refresh("demo", [f"pkg/m{i}.py"])
         if i % 2:
             (repo / f"pkg/m{i - 1}.py").unlink()
-            workspace.index.refresh("demo", [f"pkg/m{i - 1}.py"])
+            workspace.refresh("demo", [f"pkg/m{i - 1}.py"])
     (repo / "pkg/util.py").write_text("def renamed(text):\n    return text\n")
     status = workspace.bootstrap(repo, background=False)
     assert status.counters["filesUpdated"] == 1
@@ -90,7 +88,7 @@ def test_a_refresh_of_unchanged_or_ignored_paths_writes_nothing(workspace, repo)
     workspace.bootstrap(repo, background=False)
     (repo / "noise.log").write_text("ignored by .gitignore\n")
     before = workspace.store.last_seq()
-    progress = workspace.index.refresh("demo", ["pkg/util.py", "noise.log", "missing.py"])
+    progress = workspace.refresh("demo", ["pkg/util.py", "noise.log", "missing.py"])
     assert progress.files_read == 0
     assert workspace.store.last_seq() == before
 
@@ -98,9 +96,9 @@ def test_a_refresh_of_unchanged_or_ignored_paths_writes_nothing(workspace, repo)
 def test_a_refresh_refuses_paths_outside_the_root(workspace, repo, tmp_path):
     workspace.bootstrap(repo, background=False)
     with pytest.raises(PathOutsideWorkspaceError):
-        workspace.index.refresh("demo", ["../elsewhere.py"])
+        workspace.refresh("demo", ["../elsewhere.py"])
     with pytest.raises(PathOutsideWorkspaceError):
-        workspace.index.refresh("demo", [str(tmp_path)])
+        workspace.refresh("demo", [str(tmp_path)])
 
 
 def test_another_process_writing_the_projections_invalidates_the_warm_state(tmp_path, repo):
@@ -114,7 +112,7 @@ def test_another_process_writing_the_projections_invalidates_the_warm_state(tmp_
             [*cli, "--data-dir", str(tmp_path / "data")], check=True, capture_output=True
         )
         (repo / "pkg/app.py").write_text("from pkg.util import other\n")
-        first.index.refresh("demo", ["pkg/app.py"])
+        first.refresh("demo", ["pkg/app.py"])
         assert projections(first) == rebuilt(first)
 
 
@@ -159,7 +157,7 @@ def test_every_registration_holding_an_edited_path_follows_it(tmp_path, repo):
         ):
             assert wait_for(
                 lambda r=repo_id, p=path: (
-                    [s["name"] for s in workspace.index.outline(r, p).symbols] == ["watched"]
+                    [s["name"] for s in workspace.outline(r, p).symbols] == ["watched"]
                 )
             ), repo_id
 
@@ -176,12 +174,12 @@ def test_the_poll_loop_runs_full_passes(tmp_path, repo):
         workspace.start_background()
         (repo / "pkg/util.py").write_text("def polled():\n    pass\n")
         assert wait_for(lambda: symbol_names(workspace, "pkg/util.py") == ["polled"])
-        assert wait_for(lambda: workspace.index.status("demo").status == "completed")
+        assert wait_for(lambda: workspace.index_status("demo").status == "completed")
         assert workspace.store.get(STRUCTURAL, repo_key("demo")).value["projectionsDirty"] is False
 
 
 def symbol_names(workspace, path):
-    return [s["name"] for s in workspace.index.outline("demo", path).symbols]
+    return [s["name"] for s in workspace.outline("demo", path).symbols]
 
 
 def test_warming_loads_a_consistent_index_without_writing(tmp_path, repo):
@@ -190,10 +188,10 @@ def test_warming_loads_a_consistent_index_without_writing(tmp_path, repo):
         first.bootstrap(repo, background=False)
     with Workspace.open(settings, clock=FakeClock()) as workspace:  # a fresh process: no state
         before = workspace.store.last_seq()
-        assert workspace.index.warm("demo") is True
+        assert workspace._index.warm("demo") is True
         assert workspace.store.last_seq() == before
         (repo / "pkg/util.py").write_text("def warmed():\n    pass\n")
-        progress = workspace.index.refresh("demo", ["pkg/util.py"])
+        progress = workspace.refresh("demo", ["pkg/util.py"])
         # Incremental: only the records the edit affects, not every projection record.
         assert 0 < progress.projection_writes + progress.projection_deletes < 12
         assert projections(workspace) == rebuilt(workspace)
@@ -216,11 +214,11 @@ def test_a_run_outside_a_background_thread_reports_running_not_interrupted(works
     (repo / "pkg/util.py").write_text("def changed():\n    pass\n")
     seen = []
     options = WalkOptions.from_wire(None)
-    workspace.index.run(
-        "demo", repo, options, lambda *_: seen.append(workspace.index.status("demo"))
+    workspace._index.run(
+        "demo", repo, options, lambda *_: seen.append(workspace.index_status("demo"))
     )
     assert seen and {(s.status, s.error) for s in seen} == {("running", None)}
-    assert workspace.index.status("demo").status == "completed"
+    assert workspace.index_status("demo").status == "completed"
 
 
 def test_a_refresh_skips_what_it_cannot_index_and_applies_the_rest(workspace, repo, tmp_path):
@@ -231,12 +229,12 @@ def test_a_refresh_skips_what_it_cannot_index_and_applies_the_rest(workspace, re
     (repo / "inlink.py").symlink_to(repo / "pkg/util.py")  # inside: the link is a file
     (repo / "new\nline.py").write_text("x = 1\n")  # no store key can hold the name
     (repo / "b.py").write_text("def b():\n    pass\n")
-    workspace.index.refresh("demo", ["host.py", "inlink.py", "new\nline.py", "b.py"])
+    workspace.refresh("demo", ["host.py", "inlink.py", "new\nline.py", "b.py"])
     nodes = load_file_nodes(workspace.store, "demo")
     assert "b.py" in nodes and "inlink.py" in nodes
     assert "host.py" not in nodes and "pkg/util.py" in nodes
     assert symbol_names(workspace, "inlink.py") == symbol_names(workspace, "pkg/util.py")
-    assert workspace.index.refresh("demo", ["new\nline.py"]).files_read == 0
+    assert workspace.refresh("demo", ["new\nline.py"]).files_read == 0
 
 
 def test_a_path_through_a_symlinked_directory_out_of_the_root_is_skipped(workspace, repo, tmp_path):
@@ -246,7 +244,7 @@ def test_a_path_through_a_symlinked_directory_out_of_the_root_is_skipped(workspa
     (outside / "x.py").write_text("def x():\n    pass\n")
     (repo / "ext").symlink_to(outside)  # watchfiles reports events inside such links
     (repo / "b.py").write_text("def b():\n    pass\n")
-    workspace.index.refresh("demo", ["ext/x.py", "b.py"])  # no failure: b.py applied
+    workspace.refresh("demo", ["ext/x.py", "b.py"])  # no failure: b.py applied
     nodes = load_file_nodes(workspace.store, "demo")
     assert "b.py" in nodes and not any(path.startswith("ext") for path in nodes)
 
@@ -256,14 +254,14 @@ def test_a_file_replaced_by_a_directory_of_its_name_is_refreshed_as_both(workspa
     (repo / "pkg/app.py").unlink()
     (repo / "pkg/app.py").mkdir()
     (repo / "pkg/app.py/inner.py").write_text("def inner():\n    pass\n")
-    report = workspace.index.changed("demo", "pkg/app.py")
+    report = workspace.changed("demo", "pkg/app.py")
     assert (report.added, report.removed) == (["pkg/app.py/inner.py"], ["pkg/app.py"])
-    workspace.index.refresh("demo", ["pkg/app.py"])
+    workspace.refresh("demo", ["pkg/app.py"])
     nodes = load_file_nodes(workspace.store, "demo")
     assert "pkg/app.py" not in nodes and "pkg/app.py/inner.py" in nodes
     shutil.rmtree(repo / "pkg/app.py")  # and back: a directory replaced by a file
     (repo / "pkg/app.py").write_text("def again():\n    pass\n")
-    workspace.index.refresh("demo", ["pkg/app.py"])
+    workspace.refresh("demo", ["pkg/app.py"])
     nodes = load_file_nodes(workspace.store, "demo")
     assert "pkg/app.py/inner.py" not in nodes and symbol_names(workspace, "pkg/app.py") == ["again"]
     assert projections(workspace) == rebuilt(workspace)
@@ -285,9 +283,9 @@ def test_a_refresh_removes_a_deleted_file_without_git_too(workspace, repo):
     shutil.rmtree(repo / ".git")  # a plain walk: the scope's directory form does not exist
     workspace.bootstrap(repo, background=False)
     (repo / "pkg/app.py").unlink()
-    assert workspace.index.refresh("demo", ["pkg/app.py"]).files_removed == 1
+    assert workspace.refresh("demo", ["pkg/app.py"]).files_removed == 1
     assert "pkg/app.py" not in load_file_nodes(workspace.store, "demo")
-    assert workspace.index.status("demo").issues == []
+    assert workspace.index_status("demo").issues == []
 
 
 def test_a_registered_root_that_is_gone_does_not_stop_watching_the_others(
@@ -308,8 +306,7 @@ def test_a_registered_root_that_is_gone_does_not_stop_watching_the_others(
         (other / "pkg/util.py").write_text("def back():\n    pass\n")
         assert wait_for(
             lambda: (
-                [s["name"] for s in workspace.index.outline("other", "pkg/util.py").symbols]
-                == ["back"]
+                [s["name"] for s in workspace.outline("other", "pkg/util.py").symbols] == ["back"]
             )
         )
         assert reconciler.mode == "watch"

@@ -61,7 +61,7 @@ def test_a_run_killed_mid_way_is_finished_by_the_next_one_with_the_same_records(
     proc.wait(timeout=30)
     settings = Settings(data_dir=killed, workspace_root=root.parent)
     with Workspace.open(settings) as workspace:
-        interrupted = workspace.index.status("gen")
+        interrupted = workspace.index_status("gen")
         assert interrupted.status == "failed"
         assert interrupted.error["code"] == "index.interrupted"
         done = workspace.bootstrap(root, background=False)
@@ -86,11 +86,11 @@ def test_an_embedding_pass_whose_process_died_reads_as_interrupted(tmp_path, rep
         running = {"status": "running", "chunksDone": 3, "chunksTotal": 9, "vectors": 0}
         key = vec_key("gen", "status")
         workspace.store.put(VECTOR_METADATA, key, {**running, "pid": os.getpid()})
-        assert (workspace.index.status("gen").status, workspace.index.status("gen").phase) == (
+        assert (workspace.index_status("gen").status, workspace.index_status("gen").phase) == (
             "running",
             "embedding",
         )
         workspace.store.put(VECTOR_METADATA, key, {**running, "pid": gone.pid})
-        died = workspace.index.status("gen")
+        died = workspace.index_status("gen")
         assert died.status == "failed" and died.error["code"] == "index.interrupted"
         assert died.counters["chunks"] == 3

@@ -109,7 +109,7 @@ async def test_bad_input_is_a_tool_error_with_a_code(workspace):
 
 async def test_eight_concurrent_clients_lose_nothing(workspace):
     key = mem_key("proj", "shared", "one")
-    workspace.memory.remember("proj", "shared", entry_id="one", title="shared")
+    workspace.remember("proj", "shared", entry_id="one", title="shared")
 
     async def client_writes(n: int) -> None:
         async with Client(build_server(workspace, workspace.settings)) as client:
@@ -128,7 +128,7 @@ async def test_eight_concurrent_clients_lose_nothing(workspace):
     async with anyio.create_task_group() as group:
         for n in range(8):
             group.start_soon(client_writes, n)
-    view = workspace.memory.recall(key)
+    view = workspace.recall_note(key)
     assert len(view.tags) == 40 and len(view.links["related"]) == 40
     assert view.fields["title"] == "shared"
 

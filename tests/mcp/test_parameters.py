@@ -88,7 +88,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workspace]:
     )
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, "proj", background=False)
-        workspace.memory.remember("proj", "todo", entry_id="first", title="first")
+        workspace.remember("proj", "todo", entry_id="first", title="first")
         yield workspace
 
 

@@ -29,7 +29,7 @@ def served(workspace: Workspace) -> Workspace:
     (root / ".gitignore").write_text("*.log\n")
     (root / "debug.log").write_text("password=1\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    workspace.index.reindex("proj")
+    workspace._index.reindex("proj")
     return workspace
 
 
@@ -96,7 +96,7 @@ async def test_a_changed_file_is_reindexed_and_read_fresh(served):
     page = tool_ok(await read(served, repoId="proj", path="core.py"))
     assert page["fresh"] is True
     assert page["blobId"] == hash_object(served, "core.py")
-    assert served.index.content("proj", "core.py") == page["text"]
+    assert served._index.content("proj", "core.py") == page["text"]
 
 
 @pytest.mark.parametrize(

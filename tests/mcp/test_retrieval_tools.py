@@ -39,7 +39,7 @@ def served(tmp_path_factory):
     settings = Settings(data_dir=tmp / "data", workspace_root=tmp / "ws", reconcile="off")
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, background=False)
-        workspace.semantic.wait("proj")  # the embedding pass that follows the index run
+        workspace.wait_embedded("proj")  # the embedding pass that follows the index run
         yield workspace
 
 

@@ -23,11 +23,11 @@ def main() -> None:
                 tag = f"w{me}-r{r}"
                 link = {"related": [mem_key("demo", "targets", f"w{me}-r{r}")]}
                 if r % 2:
-                    workspace.memory.update(
+                    workspace.update(
                         key, fields={"author": f"w{me}"}, add_tags=[tag], add_links=link
                     )
                 else:
-                    workspace.memory.remember(
+                    workspace.remember(
                         "demo",
                         "shared",
                         entry_id=f"e{e}",

@@ -319,19 +319,22 @@ def test_the_workspace_restores_at_start_and_exports_on_close(tmp_path: Path) ->
     )
     (tmp_path / "proj").mkdir()
     with Workspace.open(settings) as workspace:
-        assert workspace.archiver is not None
+        assert workspace._background.archiver is not None
         workspace.register_repo(tmp_path / "proj")
         workspace.start_background()
         workspace.start_background()  # a second call neither restores nor starts again
-        workspace.memory.remember("proj", "notes", entry_id="n1", title="kept")
+        workspace.remember("proj", "notes", entry_id="n1", title="kept")
     assert len(read_archive(archive_dir / ARCHIVE_NAME)[1]) == 1
     with Workspace.open(settings, read_only=True) as reader:
-        assert reader.archiver is None
+        assert reader._background.archiver is None
     fresh = settings.model_copy(update={"data_dir": tmp_path / "fresh"})
     with Workspace.open(fresh) as workspace:
         workspace.start_background()
-        assert workspace.archiver is not None and workspace.archiver.last_restore is not None
-        view = workspace.memory.recall("repo/proj/mem/notes/n1")
+        assert (
+            workspace._background.archiver is not None
+            and workspace._background.archiver.last_restore is not None
+        )
+        view = workspace.recall_note("repo/proj/mem/notes/n1")
         assert field(view, "title") == "kept"
     assert not (archive_dir / (ARCHIVE_NAME + ".prev")).exists()  # nothing new to export
 
@@ -344,11 +347,14 @@ def test_an_archive_directory_that_cannot_be_written_stops_the_start(tmp_path: P
         with pytest.raises(StoreReadOnlyError, match="cannot be written") as refused:
             workspace.start_background()
         assert "--archive-dir" in refused.value.hint
-        assert workspace.archiver is not None and not workspace.archiver.running
+        assert (
+            workspace._background.archiver is not None
+            and not workspace._background.archiver.running
+        )
     missing = tmp_path / "new" / "archive"  # a directory that does not exist yet is made
     with Workspace.open(settings.model_copy(update={"archive_dir": missing})) as workspace:
         workspace.start_background()
-        assert workspace.archiver is not None and workspace.archiver.running
+        assert workspace._background.archiver is not None and workspace._background.archiver.running
     assert missing.is_dir() and not list(missing.glob(".write-check-*"))
 
 

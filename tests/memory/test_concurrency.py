@@ -24,7 +24,7 @@ def test_eight_writers_lose_no_field_tag_or_link(tmp_path: Path):
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, "demo", background=False)
         for e in range(ENTRIES):  # every entry exists before the updates start
-            workspace.memory.remember("demo", "shared", entry_id=f"e{e}", title="shared")
+            workspace.remember("demo", "shared", entry_id=f"e{e}", title="shared")
     worker = Path(__file__).with_name("memory_worker.py")
     procs = [
         subprocess.Popen([sys.executable, str(worker), str(settings.data_dir), str(i), str(ROUNDS)])
@@ -33,7 +33,7 @@ def test_eight_writers_lose_no_field_tag_or_link(tmp_path: Path):
     assert [p.wait(timeout=170) for p in procs] == [0] * WORKERS
     with Workspace.open(settings) as workspace:
         for e in range(ENTRIES):
-            view = workspace.memory.recall(mem_key("demo", "shared", f"e{e}"))
+            view = workspace.recall_note(mem_key("demo", "shared", f"e{e}"))
             want_tags = {f"w{w}-r{r}" for w in range(WORKERS) for r in range(ROUNDS)}
             assert set(view.tags) == want_tags
             want_links = {mem_key("demo", "targets", tag) for tag in want_tags}

@@ -56,7 +56,7 @@ def memory_records(ws) -> int:
 
 
 def test_remember_recall_and_merge(ws):
-    view = ws.memory.remember(
+    view = ws.remember(
         "demo",
         "decisions",
         kind="decision",
@@ -77,18 +77,18 @@ def test_remember_recall_and_merge(ws):
     assert view.links == {}
     assert view.expires_at is None and view.stale is False
     # remember with the same id merges: fields given replace theirs, tags add up.
-    again = ws.memory.remember("demo", "decisions", entry_id=view.id, body="Fast.", tags=["x"])
+    again = ws.remember("demo", "decisions", entry_id=view.id, body="Fast.", tags=["x"])
     assert again.fields["title"] == "Use LMDB"
     assert again.fields["body"] == "Fast."
     assert again.fields["kind"] == "decision"  # not reset to the default
     assert again.tags == ("db", "storage", "x")
-    assert ws.memory.recall(view.key) == again
+    assert ws.recall_note(view.key) == again
 
 
 def test_generated_ids_sort_by_creation(ws, clock):
     keys = []
     for i in range(30):
-        keys.append(ws.memory.remember("demo", "todo", title=f"item {i}").id)
+        keys.append(ws.remember("demo", "todo", title=f"item {i}").id)
         if i % 7 == 0:
             clock.advance(0.001)
     assert keys == sorted(keys)
@@ -97,34 +97,32 @@ def test_generated_ids_sort_by_creation(ws, clock):
 
 
 def test_update_merges_and_clears(ws):
-    key = ws.memory.remember("demo", "notes", title="t", body="b", tags=["a", "b"]).key
-    view = ws.memory.update(
-        key, fields={"body": None, "author": "me"}, add_tags=["c"], remove_tags=["a"]
-    )
+    key = ws.remember("demo", "notes", title="t", body="b", tags=["a", "b"]).key
+    view = ws.update(key, fields={"body": None, "author": "me"}, add_tags=["c"], remove_tags=["a"])
     assert "body" not in view.fields
     assert view.fields["author"] == "me"
     assert view.fields["title"] == "t"
     assert view.tags == ("b", "c")
     with pytest.raises(InvalidInputError, match="unknown field"):
-        ws.memory.update(key, fields={"color": "red"})
+        ws.update(key, fields={"color": "red"})
     with pytest.raises(InvalidInputError, match="kind"):
-        ws.memory.update(key, fields={"kind": "rumour"})
+        ws.update(key, fields={"kind": "rumour"})
 
 
 def test_unknown_keys_and_wrong_families_are_clear_errors(ws):
     missing = mem_key("demo", "notes", "nope")
     with pytest.raises(MemoryNotFoundError) as raised:
-        ws.memory.update(missing, fields={"title": "x"})
+        ws.update(missing, fields={"title": "x"})
     assert raised.value.code == "memory.not_found"
     with pytest.raises(WrongFamilyError) as wrong:
-        ws.memory.update(file_key("demo", "pkg/util.py"), fields={"title": "x"})
+        ws.update(file_key("demo", "pkg/util.py"), fields={"title": "x"})
     assert wrong.value.code == "memory.wrong_family"
     with pytest.raises(WrongFamilyError):
-        ws.memory.neighbors("not a key at all")
+        ws.neighbors("not a key at all")
     with pytest.raises(NotFoundError):
-        ws.memory.remember("nosuchrepo", "notes", title="x")
-    assert ws.memory.recall(missing).exists is False
-    assert ws.memory.forget(missing) == Forgotten(missing, forgotten=False)
+        ws.remember("nosuchrepo", "notes", title="x")
+    assert ws.recall_note(missing).exists is False
+    assert ws.forget(missing) == Forgotten(missing, forgotten=False)
     assert memory_records(ws) == 0
 
 
@@ -149,68 +147,68 @@ def test_unknown_keys_and_wrong_families_are_clear_errors(ws):
 )
 def test_bad_input_is_refused_and_stores_nothing(ws, kwargs, match):
     with pytest.raises(InvalidInputError, match=match):
-        ws.memory.remember("demo", "notes", **{"title": "t", **kwargs})
+        ws.remember("demo", "notes", **{"title": "t", **kwargs})
     assert memory_records(ws) == 0
 
 
 @pytest.mark.parametrize("topic", ["", "has/slash", "white space", "-lead", "x" * 65])
 def test_invalid_topics_are_refused(ws, topic):
     with pytest.raises(InvalidInputError, match="topic"):
-        ws.memory.remember("demo", topic, title="t")
+        ws.remember("demo", topic, title="t")
     assert memory_records(ws) == 0
 
 
 def test_ttl_rules(ws, clock):
-    short = ws.memory.remember("demo", "notes", title="short", ttl_seconds=100)
+    short = ws.remember("demo", "notes", title="short", ttl_seconds=100)
     assert short.remaining_seconds == 100
     key = short.key
     clock.advance(40)
     # A shorter TTL never shortens; the remaining TTL is kept by an update without one.
-    assert ws.memory.update(key, ttl_seconds=10).remaining_seconds == 60
-    assert ws.memory.update(key, fields={"body": "b"}).remaining_seconds == 60
-    assert ws.memory.update(key, ttl_seconds=500).remaining_seconds == 500
-    ws.memory.set_default_ttl("demo", 30)
-    assert ws.memory.default_ttl("demo") == 30
-    fresh = ws.memory.remember("demo", "notes", title="defaulted")
+    assert ws.update(key, ttl_seconds=10).remaining_seconds == 60
+    assert ws.update(key, fields={"body": "b"}).remaining_seconds == 60
+    assert ws.update(key, ttl_seconds=500).remaining_seconds == 500
+    ws.set_default_ttl("demo", 30)
+    assert ws.default_ttl("demo") == 30
+    fresh = ws.remember("demo", "notes", title="defaulted")
     assert fresh.remaining_seconds == 30
-    explicit = ws.memory.remember("demo", "notes", title="explicit", ttl_seconds=1000)
+    explicit = ws.remember("demo", "notes", title="explicit", ttl_seconds=1000)
     assert explicit.remaining_seconds == 1000
     # The default applies to new entries only.
-    assert ws.memory.update(key, fields={"title": "x"}).remaining_seconds == 500
-    ws.memory.set_default_ttl("demo", None)
-    durable = ws.memory.remember("demo", "other", title="durable")
+    assert ws.update(key, fields={"title": "x"}).remaining_seconds == 500
+    ws.set_default_ttl("demo", None)
+    durable = ws.remember("demo", "other", title="durable")
     assert durable.remaining_seconds is None
     with pytest.raises(InvalidInputError):
-        ws.memory.set_default_ttl("demo", -1)
+        ws.set_default_ttl("demo", -1)
     clock.advance(31)
     # Expired entries vanish from recall, topics and scans.
-    assert ws.memory.recall(fresh.key).exists is False
-    assert ws.memory.list_topics("demo") == [TopicCount("notes", 2), TopicCount("other", 1)]
+    assert ws.recall_note(fresh.key).exists is False
+    assert ws.list_topics("demo") == [TopicCount("notes", 2), TopicCount("other", 1)]
     listed = {e.key for e in scan(ws.store, "demo", "memory").entries}
     assert listed == {key, explicit.key, durable.key}
     with pytest.raises(MemoryNotFoundError):
-        ws.memory.update(fresh.key, fields={"title": "back?"})
+        ws.update(fresh.key, fields={"title": "back?"})
 
 
 def test_forget_and_lapse(ws, clock):
-    durable = ws.memory.remember("demo", "notes", title="durable").key
-    long = ws.memory.remember("demo", "notes", title="long", ttl_seconds=3600).key
-    gone = ws.memory.remember("demo", "notes", title="gone").key
-    assert ws.memory.forget(gone) == Forgotten(gone, forgotten=True)
-    assert ws.memory.recall(gone).exists is False
-    lapsed = ws.memory.forget(durable, lapse=True)
+    durable = ws.remember("demo", "notes", title="durable").key
+    long = ws.remember("demo", "notes", title="long", ttl_seconds=3600).key
+    gone = ws.remember("demo", "notes", title="gone").key
+    assert ws.forget(gone) == Forgotten(gone, forgotten=True)
+    assert ws.recall_note(gone).exists is False
+    lapsed = ws.forget(durable, lapse=True)
     assert lapsed.lapses_at == pytest.approx(clock.now() + 60)
     # A lapse cannot shorten a later expiry.
-    assert ws.memory.forget(long, lapse=True, lapse_seconds=5).lapses_at == pytest.approx(
+    assert ws.forget(long, lapse=True, lapse_seconds=5).lapses_at == pytest.approx(
         clock.now() + 3600
     )
     with pytest.raises(InvalidInputError):
-        ws.memory.forget(long, lapse=True, lapse_seconds=0)
+        ws.forget(long, lapse=True, lapse_seconds=0)
     clock.advance(61)
-    assert ws.memory.recall(durable).exists is False
-    assert ws.memory.recall(long).exists is True
+    assert ws.recall_note(durable).exists is False
+    assert ws.recall_note(long).exists is True
     # Remembering a forgotten id starts a new entry: nothing of the old one comes back.
-    back = ws.memory.remember("demo", "notes", entry_id=gone.rsplit("/", 1)[1], body="new")
+    back = ws.remember("demo", "notes", entry_id=gone.rsplit("/", 1)[1], body="new")
     assert back.fields.get("title") is None and back.fields["body"] == "new"
 
 
@@ -218,72 +216,72 @@ def test_forget_and_lapse(ws, clock):
 def test_remembering_an_id_whose_entry_ended_makes_a_new_durable_entry(ws, clock, end):
     util = file_key("demo", "pkg/util.py")
     links = {"about": [util]}
-    old = ws.memory.remember(
+    old = ws.remember(
         "demo", "notes", entry_id="a", body="OLD", tags=["old"], add_links=links, ttl_seconds=30
     )
-    ws.memory.update(old.key, fields={"status": "done"})
+    ws.update(old.key, fields={"status": "done"})
     if end == "forgotten":  # while its expiry is still ahead
-        assert ws.memory.forget(old.key).forgotten is True
+        assert ws.forget(old.key).forgotten is True
     else:
         clock.advance(31)
     if end == "swept":
         assert ws.store.sweep().expired == 1
-    new = ws.memory.remember("demo", "notes", entry_id="a", title="new", tags=["new"])
+    new = ws.remember("demo", "notes", entry_id="a", title="new", tags=["new"])
     # Only what was sent: no old body, status, tag, link or expiry comes back.
     assert new.fields == {"kind": "note", "title": "new", "createdAt": clock.now()}
     assert (new.tags, new.links, new.expires_at) == (("new",), {}, None)
-    assert ws.memory.recall(old.key) == new
-    assert ws.memory.list_topics("demo") == [TopicCount("notes", 1)]
+    assert ws.recall_note(old.key) == new
+    assert ws.list_topics("demo") == [TopicCount("notes", 1)]
     assert [e.key for e in scan(ws.store, "demo", "memory").entries] == [old.key]
-    assert ws.memory.update(old.key, fields={"body": "b"}).fields["body"] == "b"
+    assert ws.update(old.key, fields={"body": "b"}).fields["body"] == "b"
     clock.advance(10**6)
     assert ws.store.sweep().expired == 0
-    assert ws.memory.recall(old.key).exists is True
+    assert ws.recall_note(old.key).exists is True
 
 
 def test_remembering_an_ended_id_with_a_ttl_gets_that_ttl_and_nothing_old(ws, clock):
-    old = ws.memory.remember("demo", "n", entry_id="a", body="OLD", tags=["o"], ttl_seconds=1)
+    old = ws.remember("demo", "n", entry_id="a", body="OLD", tags=["o"], ttl_seconds=1)
     key = old.key
     clock.advance(2)
-    again = ws.memory.remember("demo", "n", entry_id="a", title="newer", ttl_seconds=600)
+    again = ws.remember("demo", "n", entry_id="a", title="newer", ttl_seconds=600)
     assert "body" not in again.fields and again.tags == ()
     assert again.remaining_seconds == 600
     # Forgotten an hour before its expiry, remembered with a shorter TTL: the new one holds.
-    ws.memory.update(key, ttl_seconds=3600)
-    ws.memory.forget(key)
-    assert ws.memory.remember("demo", "n", entry_id="a", ttl_seconds=10).remaining_seconds == 10
+    ws.update(key, ttl_seconds=3600)
+    ws.forget(key)
+    assert ws.remember("demo", "n", entry_id="a", ttl_seconds=10).remaining_seconds == 10
     clock.advance(11)
-    assert ws.memory.recall(key).exists is False
+    assert ws.recall_note(key).exists is False
 
 
 def test_the_claim_state_carries_over_a_forget_or_expiry_and_the_view_shows_the_token(ws, clock):
-    key = ws.memory.remember("demo", "backlog", entry_id="a", title="t").key
-    first = ws.claims.claim(key, "w1").fencing_token
-    ws.memory.forget(key, fencing_token=first)
-    back = ws.memory.remember("demo", "backlog", entry_id="a", title="again")
+    key = ws.remember("demo", "backlog", entry_id="a", title="t").key
+    first = ws.claim(key, "w1").fencing_token
+    ws.forget(key, fencing_token=first)
+    back = ws.remember("demo", "backlog", entry_id="a", title="again")
     # The claim fields went with the entry; the highest token issued did not.
     assert back.claim == EntryClaim(
         claimed=False, owner=None, fencing_token=first, lease_expires_at=None, released=False
     )
-    second = ws.claims.claim(key, "w2", lease_seconds=3600).fencing_token
+    second = ws.claim(key, "w2", lease_seconds=3600).fencing_token
     assert second == first + 1
     with pytest.raises(StaleTokenError):
-        ws.memory.update(key, fields={"body": "late"}, fencing_token=first)
+        ws.update(key, fields={"body": "late"}, fencing_token=first)
     # An entry that expires under a live claim: remembered again by the holder, still held.
-    ws.memory.update(key, ttl_seconds=10, fencing_token=second)
+    ws.update(key, ttl_seconds=10, fencing_token=second)
     clock.advance(11)
-    held = ws.memory.remember("demo", "backlog", entry_id="a", title="3rd", fencing_token=second)
+    held = ws.remember("demo", "backlog", entry_id="a", title="3rd", fencing_token=second)
     assert held.claim.claimed is True and held.claim.fencing_token == second
     assert held.fields["title"] == "3rd" and held.expires_at is None
 
 
 def test_update_with_null_clears_status_and_refuses_to_clear_kind(ws):
-    key = ws.memory.remember("demo", "backlog", kind="decision", title="t").key
-    assert ws.memory.update(key, fields={"status": "done"}).fields["status"] == "done"
-    assert "status" not in ws.memory.update(key, fields={"status": None}).fields
+    key = ws.remember("demo", "backlog", kind="decision", title="t").key
+    assert ws.update(key, fields={"status": "done"}).fields["status"] == "done"
+    assert "status" not in ws.update(key, fields={"status": None}).fields
     with pytest.raises(InvalidInputError, match="kind cannot be cleared"):
-        ws.memory.update(key, fields={"kind": None, "title": "not stored"})
-    assert ws.memory.recall(key).fields == {
+        ws.update(key, fields={"kind": None, "title": "not stored"})
+    assert ws.recall_note(key).fields == {
         "kind": "decision",
         "title": "t",
         "createdAt": ws.store.clock.now(),
@@ -291,17 +289,17 @@ def test_update_with_null_clears_status_and_refuses_to_clear_kind(ws):
 
 
 def test_ttls_longer_than_ten_years_are_cut_to_ten_years(ws, clock):
-    made = ws.memory.remember("demo", "n", title="t", ttl_seconds=1e17)
+    made = ws.remember("demo", "n", title="t", ttl_seconds=1e17)
     assert made.remaining_seconds == MAX_TTL_SECONDS
-    key = ws.memory.remember("demo", "n", title="u").key
-    assert ws.memory.update(key, ttl_seconds=1e300).remaining_seconds == MAX_TTL_SECONDS
-    other = ws.memory.remember("demo", "n", title="v").key
-    lapsed = ws.memory.forget(other, lapse=True, lapse_seconds=1e300)
+    key = ws.remember("demo", "n", title="u").key
+    assert ws.update(key, ttl_seconds=1e300).remaining_seconds == MAX_TTL_SECONDS
+    other = ws.remember("demo", "n", title="v").key
+    lapsed = ws.forget(other, lapse=True, lapse_seconds=1e300)
     assert lapsed.lapses_at == pytest.approx(clock.now() + MAX_TTL_SECONDS)
-    ws.memory.set_default_ttl("demo", 1e300)
-    assert ws.memory.default_ttl("demo") == MAX_TTL_SECONDS
+    ws.set_default_ttl("demo", 1e300)
+    assert ws.default_ttl("demo") == MAX_TTL_SECONDS
     with pytest.raises(InvalidInputError):
-        ws.memory.remember("demo", "n", title="w", ttl_seconds=float("inf"))
+        ws.remember("demo", "n", title="w", ttl_seconds=float("inf"))
 
 
 def test_links_capture_targets_and_report_drift(ws):
@@ -309,8 +307,8 @@ def test_links_capture_targets_and_report_drift(ws):
     file_target = file_key("demo", "pkg/util.py")
     parse_target = symbol_key("demo", "pkg.util.parse")
     other_target = symbol_key("demo", "pkg.util.other")
-    note = ws.memory.remember("demo", "notes", title="target", body="linked from another")
-    view = ws.memory.remember(
+    note = ws.remember("demo", "notes", title="target", body="linked from another")
+    view = ws.remember(
         "demo",
         "gotchas",
         title="parse splits on whitespace",
@@ -329,75 +327,73 @@ def test_links_capture_targets_and_report_drift(ws):
     # Lines above `other` shift: the file changed, `other` did not; `parse` is untouched.
     util.write_text("# header\n" + UTIL)
     ws.bootstrap(ws.repo, "demo", background=False)
-    stale = ws.memory.recall(key)
+    stale = ws.recall_note(key)
     assert stale.stale is True
     assert stale.stale_links == (StaleLink("anchoredTo", file_target, "changed"),)
     # parse's body changes: now its link is stale too.
     util.write_text("# header\n" + UTIL.replace("text.split()", "text.split(',')"))
     ws.bootstrap(ws.repo, "demo", background=False)
-    reasons = {(s.key, s.reason) for s in ws.memory.recall(key).stale_links}
+    reasons = {(s.key, s.reason) for s in ws.recall_note(key).stale_links}
     assert reasons == {(file_target, "changed"), (parse_target, "changed")}
     # Re-adding a link captures the target again.
-    fixed = ws.memory.update(key, add_links={"anchoredTo": [file_target, parse_target]})
+    fixed = ws.update(key, add_links={"anchoredTo": [file_target, parse_target]})
     assert fixed.stale is False
     # A deleted file (and its symbols) and a forgotten memory entry are missing.
     util.unlink()
     ws.bootstrap(ws.repo, "demo", background=False)
-    ws.memory.forget(note.key)
-    missing = {(s.key, s.reason) for s in ws.memory.recall(key).stale_links}
+    ws.forget(note.key)
+    missing = {(s.key, s.reason) for s in ws.recall_note(key).stale_links}
     assert missing == {
         (file_target, "missing"),
         (parse_target, "missing"),
         (other_target, "missing"),
         (note.key, "missing"),
     }
-    removed = ws.memory.update(key, remove_links={"related": [other_target, note.key]})
+    removed = ws.update(key, remove_links={"related": [other_target, note.key]})
     assert removed.links == {"anchoredTo": tuple(sorted([file_target, parse_target]))}
 
 
 def chain(ws, n: int) -> list[str]:
-    keys = [
-        ws.memory.remember("demo", "graph", entry_id=f"n{i}", title=str(i)).key for i in range(n)
-    ]
+    keys = [ws.remember("demo", "graph", entry_id=f"n{i}", title=str(i)).key for i in range(n)]
     for a, b in itertools.pairwise(keys):
-        ws.memory.update(a, add_links={"partOf": [b]})
+        ws.update(a, add_links={"partOf": [b]})
     return keys
 
 
 def test_neighbors_walks_breadth_first_with_limits(ws):
     keys = chain(ws, 5)
-    ws.memory.update(keys[0], add_links={"related": [keys[2], file_key("demo", "pkg/app.py")]})
-    ws.memory.update(keys[4], add_links={"partOf": [keys[0]]})  # a cycle back to the start
-    one = ws.memory.neighbors(keys[0])
+    ws.update(keys[0], add_links={"related": [keys[2], file_key("demo", "pkg/app.py")]})
+    ws.update(keys[4], add_links={"partOf": [keys[0]]})  # a cycle back to the start
+    one = ws.neighbors(keys[0])
     assert [(n.key, n.depth, n.via) for n in one.nodes] == [
         (keys[1], 1, "partOf"),
         (file_key("demo", "pkg/app.py"), 1, "related"),
         (keys[2], 1, "related"),
     ]
     assert one.truncated is False
-    three = ws.memory.neighbors(keys[0], depth=3)
+    three = ws.neighbors(keys[0], depth=3)
     assert [(n.key, n.depth) for n in three.nodes][-2:] == [(keys[3], 2), (keys[4], 3)]
     assert len({n.key for n in three.nodes}) == len(three.nodes)
-    only = ws.memory.neighbors(keys[0], relation="partOf", depth=3)
+    only = ws.neighbors(keys[0], relation="partOf", depth=3)
     assert [n.key for n in only.nodes] == keys[1:4]
-    cut = ws.memory.neighbors(keys[0], depth=3, max_nodes=2)
+    cut = ws.neighbors(keys[0], depth=3, max_nodes=2)
     assert len(cut.nodes) == 2 and cut.truncated is True
-    clamped = ws.memory.neighbors(keys[0], depth=99, max_nodes=0)
+    clamped = ws.neighbors(keys[0], depth=99, max_nodes=0)
     assert len(clamped.nodes) == 1 and clamped.truncated is True
-    ws.memory.forget(keys[1])
-    after = ws.memory.neighbors(keys[0], depth=3)
+    ws.forget(keys[1])
+    after = ws.neighbors(keys[0], depth=3)
     assert after.nodes[0] == NeighborNode(
         keys[1], exists=False, depth=1, via="partOf", from_key=keys[0], stale=True
     )
     with pytest.raises(MemoryNotFoundError):
-        ws.memory.neighbors(keys[1])
+        ws.neighbors(keys[1])
 
 
 def test_errors_carry_codes_and_hints(ws):
     for call in (
-        lambda: ws.memory.remember("demo", "bad topic", title="t"),
-        lambda: ws.memory.update(mem_key("demo", "a", "b"), fields={}),
-        lambda: ws.memory.recall(file_key("demo", "pkg/app.py")),
+        lambda: ws.remember("demo", "bad topic", title="t"),
+        lambda: ws.update(mem_key("demo", "a", "b"), fields={}),
+        lambda: ws.recall_note(file_key("demo", "pkg/app.py")),
     ):
         with pytest.raises(RepoContextError) as raised:
             call()
@@ -409,15 +405,15 @@ def test_errors_carry_codes_and_hints(ws):
 @pytest.mark.parametrize("repo_id", ["", "r" * 600])
 def test_remembering_under_an_id_no_key_can_hold_is_not_found(ws, repo_id):
     with pytest.raises(NotFoundError):
-        ws.memory.remember(repo_id, "notes", title="x")
+        ws.remember(repo_id, "notes", title="x")
 
 
 def test_an_entry_reads_its_kind_title_body_and_status_as_text(ws):
-    made = ws.memory.remember("demo", "backlog", kind="decision", title="t", body="b")
+    made = ws.remember("demo", "backlog", kind="decision", title="t", body="b")
     assert (made.kind, made.title, made.body, made.status) == ("decision", "t", "b", None)
-    done = ws.memory.update(made.key, fields={"status": "done", "body": None})
+    done = ws.update(made.key, fields={"status": "done", "body": None})
     assert (done.body, done.status) == (None, "done")
-    gone = ws.memory.recall(mem_key("demo", "backlog", "nope"))
+    gone = ws.recall_note(mem_key("demo", "backlog", "nope"))
     assert (gone.exists, gone.kind, gone.title, gone.fields, gone.stale) == (
         False,
         None,

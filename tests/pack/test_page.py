@@ -209,7 +209,7 @@ def test_a_file_changed_after_indexing_is_reindexed_before_its_page_is_returned(
     assert page.blob_id == git(root, "hash-object", "core.py")
     assert page.fresh
     assert stored_blob(workspace, "core.py") == page.blob_id
-    assert workspace.index.content("proj", "core.py") == page.text
+    assert workspace._index.content("proj", "core.py") == page.text
 
 
 def test_a_new_file_is_indexed_when_it_is_first_paged(workspace):
@@ -217,7 +217,7 @@ def test_a_new_file_is_indexed_when_it_is_first_paged(workspace):
     page = workspace.page("proj", "fresh_module.py")
     assert page.fresh
     assert stored_blob(workspace, "fresh_module.py") == page.blob_id
-    assert workspace.index.outline("proj", "fresh_module.py").exists
+    assert workspace.outline("proj", "fresh_module.py").exists
 
 
 def test_a_read_only_store_serves_a_stale_file_unchanged_and_says_it_is_not_fresh(workspace):
@@ -309,7 +309,7 @@ def test_a_stale_file_read_during_an_index_run_is_served_at_once_and_not_fresh(w
     holding, release = threading.Event(), threading.Event()
 
     def index_run() -> None:
-        with workspace.index.exclusive("proj"):  # stands in for a run holding the repository
+        with workspace._index.exclusive("proj"):  # stands in for a run holding the repository
             holding.set()
             release.wait(30)
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import InvalidInputError, NotFoundError
+from repocontext.search.request import SearchRequest
 from repocontext.search.terms import split_identifier, unique_terms
 from repocontext.settings import Settings
 from repocontext.testing import make_repo
@@ -53,7 +54,7 @@ def test_identifiers_split_on_humps_digits_and_underscores() -> None:
 
 
 def test_the_defining_file_ranks_first_with_reasons_in_the_fixed_order(workspace) -> None:
-    result = workspace.search.search("demo", "ConfigLoader load_config", k=5)
+    result = workspace.search(SearchRequest.of("demo", "ConfigLoader load_config", k=5))
     assert result.mode == "keyword"
     assert result.retrieval_path == "keyword.no_embedder"
     top = result.hits[0]
@@ -73,61 +74,65 @@ def test_the_defining_file_ranks_first_with_reasons_in_the_fixed_order(workspace
 
 
 def test_camel_case_queries_match_split_identifiers(workspace) -> None:
-    hits = workspace.search.search("demo", "http headers parse", k=3).hits
+    hits = workspace.search(SearchRequest.of("demo", "http headers parse", k=3)).hits
     assert hits[0].path == "app/config_loader.py"
     assert "symbol:app.config_loader.parseHTTPHeaders" in hits[0].reasons
-    widget = workspace.search.search("demo", "render widget", k=3).hits
+    widget = workspace.search(SearchRequest.of("demo", "render widget", k=3)).hits
     assert widget[0].path == "web/render.js"
     assert widget[0].reasons[0] == "path-name-match"
 
 
 def test_edits_and_deletions_reach_search_through_the_change_feed(workspace, repo) -> None:
-    index = workspace.search.keyword_index("demo")
-    workspace.search.search("demo", "serve", k=3)
+    index = workspace._search.keyword_index("demo")
+    workspace.search(SearchRequest.of("demo", "serve", k=3))
     built = index.seq
     (repo / "app/server.py").write_text("def brandNewEntrypoint():\n    pass\n")
     (repo / "web/render.js").unlink()
     workspace.bootstrap(repo, background=False)
-    hits = workspace.search.search("demo", "brand new entrypoint", k=3).hits
+    hits = workspace.search(SearchRequest.of("demo", "brand new entrypoint", k=3)).hits
     assert hits[0].path == "app/server.py"
     assert index.seq > built
     assert index.count() == len(FILES) - 1
-    assert all(h.path != "web/render.js" for h in workspace.search.search("demo", "widget").hits)
+    assert all(
+        h.path != "web/render.js" for h in workspace.search(SearchRequest.of("demo", "widget")).hits
+    )
 
 
 def test_an_index_behind_the_trimmed_change_feed_is_rebuilt_from_the_records(
     workspace, repo
 ) -> None:
-    index = workspace.search.keyword_index("demo")
-    workspace.search.search("demo", "serve", k=3)
+    index = workspace._search.keyword_index("demo")
+    workspace.search(SearchRequest.of("demo", "serve", k=3))
     built = index.seq
     (repo / "app/server.py").write_text("def trimmedFeedSurvivor():\n    pass\n")
     workspace.bootstrap(repo, background=False)
     workspace.store.feed_max_events = 0
     assert workspace.store.sweep().trimmed > 0
     assert workspace.store.feed_floor() > built  # the events since the index are gone
-    hits = workspace.search.search("demo", "trimmed feed survivor", k=3).hits
+    hits = workspace.search(SearchRequest.of("demo", "trimmed feed survivor", k=3)).hits
     assert hits[0].path == "app/server.py"
-    assert workspace.search.keyword_index("demo").seq == workspace.store.last_seq()
+    assert workspace._search.keyword_index("demo").seq == workspace.store.last_seq()
 
 
 def test_a_deleted_index_file_is_rebuilt_from_the_store(workspace, tmp_path) -> None:
-    before = [h.path for h in workspace.search.search("demo", "config", k=5).hits]
-    workspace.search.close()
+    before = [h.path for h in workspace.search(SearchRequest.of("demo", "config", k=5)).hits]
+    workspace._search.close()
     for leftover in (tmp_path / "data" / "search").iterdir():
         leftover.unlink()
-    assert [h.path for h in workspace.search.search("demo", "config", k=5).hits] == before
+    assert [
+        h.path for h in workspace.search(SearchRequest.of("demo", "config", k=5)).hits
+    ] == before
 
 
 def test_freshness_and_refusals(workspace) -> None:
-    result = workspace.search.search("demo", "config", k=2)
+    result = workspace.search(SearchRequest.of("demo", "config", k=2))
     assert result.freshness["indexedAt"] and result.freshness["indexing"] is False
-    assert workspace.search.search("demo", "zzzz qqqq", k=2).mode == "empty"
-    assert workspace.search.search("demo", "config", scope="memory").hits == []
+    assert workspace.search(SearchRequest.of("demo", "zzzz qqqq", k=2)).mode == "empty"
+    assert workspace.search(SearchRequest.of("demo", "config", scope="memory")).hits == []
     with pytest.raises(InvalidInputError):
-        workspace.search.search("demo", "   ")
+        workspace.search(SearchRequest.of("demo", "   "))
     with pytest.raises(NotFoundError):
-        workspace.search.search("nope", "config")
+        workspace.search(SearchRequest.of("nope", "config"))
 
 
 def test_files_the_top_hits_import_are_lifted_below_them(tmp_path: Path) -> None:
@@ -145,7 +150,7 @@ def test_files_the_top_hits_import_are_lifted_below_them(tmp_path: Path) -> None
     )
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(root, background=False)
-        order = [h.path for h in workspace.search.search("graph", "ledger", k=6).hits]
+        order = [h.path for h in workspace.search(SearchRequest.of("graph", "ledger", k=6)).hits]
     assert "core/alpha.py" in order[:3]
     assert order.index("core/helper.py") < order.index("core/aaa_other.py")
 
@@ -262,9 +267,10 @@ def test_a_huge_query_searches_its_first_terms_only(workspace) -> None:
     noise = " ".join(  # distinct words that occur nowhere (letters only: no term splits)
         "qq" + "".join(letters[(i // 20**d) % 20] for d in range(4)) for i in range(20_000)
     )
-    found = workspace.search.search("demo", f"ConfigLoader {noise}", k=3)
+    # (A request refuses a query this long; the service still bounds what reaches it.)
+    found = workspace._search.search("demo", f"ConfigLoader {noise}", k=3)
     assert found.hits[0].path == "app/config_loader.py"
-    late = workspace.search.search("demo", f"{noise} ConfigLoader", k=3)
+    late = workspace._search.search("demo", f"{noise} ConfigLoader", k=3)
     assert late.mode == "empty"  # past the first MAX_QUERY_TERMS terms: not searched
     assert MAX_QUERY_TERMS == 256
 
@@ -304,7 +310,7 @@ def test_an_expired_session_id_used_again_starts_empty(tmp_path: Path, repo: Pat
 def test_a_keyword_index_that_cannot_grow_is_store_full(workspace, repo) -> None:
     from repocontext.errors import StoreFullError
 
-    index = workspace.search.keyword_index("demo")
+    index = workspace._search.keyword_index("demo")
     pages = index._db.execute("PRAGMA page_count").fetchone()[0]
     index._db.execute(f"PRAGMA max_page_count = {pages}")  # as a full disk would refuse
     (repo / "app/big.py").write_text(
@@ -312,5 +318,5 @@ def test_a_keyword_index_that_cannot_grow_is_store_full(workspace, repo) -> None
     )
     workspace.bootstrap(repo, background=False)
     with pytest.raises(StoreFullError) as caught:
-        workspace.search.search("demo", "grow")
+        workspace.search(SearchRequest.of("demo", "grow"))
     assert caught.value.code == "store.full"

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from repocontext.search.embed import EmbeddingSpace, chunks_of, load_embedder
+from repocontext.search.request import SearchRequest
 from repocontext.search.vectors import VectorPlane
 from repocontext.settings import Settings
 from repocontext.store import VECTOR_METADATA
@@ -80,8 +81,10 @@ def test_a_plane_persists_reloads_and_scans_exactly_or_approximately(tmp_path: P
 def test_hybrid_search_finds_meaning_and_says_how(tmp_path: Path, repo: Path) -> None:
     with open_workspace(tmp_path, repo) as workspace:
         workspace.bootstrap(repo, background=False)
-        workspace.semantic.wait("demo")
-        result = workspace.search.search("demo", "load configuration from a json file", k=3)
+        workspace.wait_embedded("demo")
+        result = workspace.search(
+            SearchRequest.of("demo", "load configuration from a json file", k=3)
+        )
         assert result.mode == "hybrid" and result.retrieval_path == "hybrid.exact"
         assert result.hits[0].path == "app/settings_reader.py"
         assert "semantic" in result.hits[0].reasons
@@ -89,10 +92,10 @@ def test_hybrid_search_finds_meaning_and_says_how(tmp_path: Path, repo: Path) ->
         for hit in result.hits:  # the fixed order holds with the vector side on too
             ranks = [vocabulary.index(r.split(":")[0]) for r in hit.reasons]
             assert ranks == sorted(ranks), hit.reasons
-        meaning = workspace.search.search("demo", "deliver a message to someone", k=2)
+        meaning = workspace.search(SearchRequest.of("demo", "deliver a message to someone", k=2))
         assert meaning.hits[0].path == "app/mailer.py"  # no shared word: only meaning matches
         assert meaning.mode in ("semantic", "hybrid")
-        status = workspace.index.status("demo")
+        status = workspace.index_status("demo")
         assert status.status == "completed" and status.counters["vectors"] > 0
         assert workspace.health("demo").repository.verdict == "serving"
         assert workspace.health().retrieval_phase == "serving"
@@ -101,16 +104,16 @@ def test_hybrid_search_finds_meaning_and_says_how(tmp_path: Path, repo: Path) ->
 def test_only_changed_files_are_embedded_again(tmp_path: Path, repo: Path) -> None:
     with open_workspace(tmp_path, repo) as workspace:
         workspace.bootstrap(repo, background=False)
-        workspace.semantic.wait("demo")
+        workspace.wait_embedded("demo")
         (repo / "app/geometry.py").write_text("def square_area(s):\n    return s * s\n")
-        workspace.index.refresh("demo", ["app/geometry.py"])
-        workspace.semantic.wait("demo")
-        report = workspace.semantic.refresh("demo")
+        workspace.refresh("demo", ["app/geometry.py"])
+        workspace.wait_embedded("demo")
+        report = workspace.embed("demo")
         assert report is not None and report.files_embedded == 0  # already taken in
         (repo / "app/mailer.py").unlink()
-        workspace.index.refresh("demo", ["app/mailer.py"])
-        workspace.semantic.wait("demo")
-        paths = {h.path for h in workspace.search.search("demo", "send email", k=5).hits}
+        workspace.refresh("demo", ["app/mailer.py"])
+        workspace.wait_embedded("demo")
+        paths = {h.path for h in workspace.search(SearchRequest.of("demo", "send email", k=5)).hits}
         assert "app/mailer.py" not in paths
 
 
@@ -119,7 +122,7 @@ def test_search_fails_closed_without_an_embedder_or_while_vectors_build(
 ) -> None:
     with open_workspace(tmp_path, repo, embedder="off") as workspace:
         workspace.bootstrap(repo, background=False)
-        result = workspace.search.search("demo", "settings", k=2)
+        result = workspace.search(SearchRequest.of("demo", "settings", k=2))
         assert (result.mode, result.retrieval_path) == ("keyword", "keyword.no_embedder")
         assert workspace.health("demo").repository.verdict == "keyword_only"
     with open_workspace(tmp_path, repo) as workspace:
@@ -128,9 +131,9 @@ def test_search_fails_closed_without_an_embedder_or_while_vectors_build(
             vec_key("demo", "status"),
             {"status": "running", "space": "static-x", "chunksDone": 3, "chunksTotal": 9},
         )
-        result = workspace.search.search("demo", "settings", k=2)
+        result = workspace.search(SearchRequest.of("demo", "settings", k=2))
         assert result.retrieval_path == "keyword.vector_plane_unavailable"
-        status = workspace.index.status("demo")
+        status = workspace.index_status("demo")
         assert (status.status, status.phase, status.counters["chunks"]) == (
             "running",
             "embedding",
@@ -143,8 +146,8 @@ def test_the_minilm_backend_embeds_with_the_packaged_model(tmp_path: Path, repo:
     assert embedder is not None and embedder.space.dimension == 384
     with open_workspace(tmp_path, repo, embedder="minilm") as workspace:
         workspace.bootstrap(repo, background=False)
-        workspace.semantic.wait("demo")
-        result = workspace.search.search("demo", "compute the area of a circle", k=2)
+        workspace.wait_embedded("demo")
+        result = workspace.search(SearchRequest.of("demo", "compute the area of a circle", k=2))
         assert result.retrieval_path == "hybrid.exact"
         assert result.hits[0].path == "app/geometry.py"
 
@@ -152,24 +155,24 @@ def test_the_minilm_backend_embeds_with_the_packaged_model(tmp_path: Path, repo:
 def test_a_memory_write_rewrites_only_the_memory_plane(tmp_path: Path, repo: Path) -> None:
     with open_workspace(tmp_path, repo) as workspace:
         workspace.bootstrap(repo, background=False)
-        workspace.semantic.wait("demo")
+        workspace.wait_embedded("demo")
         planes = tmp_path / "data" / "vectors" / "repo_demo"
         file_plane = next(p for p in planes.iterdir() if "." not in p.name)
         before = (file_plane / "vectors.npy").stat().st_mtime_ns
-        vectors_before = workspace.semantic.ready_vectors("demo")
+        vectors_before = workspace._semantic.ready_vectors("demo")
 
-        key = workspace.memory.remember("demo", "mail", title="outgoing email needs retries")
-        workspace.semantic.wait("demo")
+        key = workspace.remember("demo", "mail", title="outgoing email needs retries")
+        workspace.wait_embedded("demo")
         assert (file_plane / "vectors.npy").stat().st_mtime_ns == before
-        assert workspace.semantic.ready_vectors("demo") == vectors_before + 1
-        hits = workspace.semantic.search("demo", "retry sending mail", 20) or []
+        assert workspace._semantic.ready_vectors("demo") == vectors_before + 1
+        hits = workspace._semantic.search("demo", "retry sending mail", 20) or []
         assert any(hit.path.endswith(key.key) for hit in hits)
 
 
 def test_search_stays_hybrid_while_a_pass_rewrites_the_planes(tmp_path: Path, repo: Path) -> None:
     with open_workspace(tmp_path, repo) as workspace:
         workspace.bootstrap(repo, background=False)
-        workspace.semantic.wait("demo")
+        workspace.wait_embedded("demo")
     (repo / "app" / "geometry.py").write_text("def square_area(side):\n    return side**2\n")
     with open_workspace(tmp_path, repo, embedder="off") as workspace:
         workspace.bootstrap(repo, background=False)  # indexed, not embedded yet
@@ -177,10 +180,10 @@ def test_search_stays_hybrid_while_a_pass_rewrites_the_planes(tmp_path: Path, re
         seen: list[tuple[str, str]] = []
 
         def during(done: int, total: int) -> None:
-            result = workspace.search.search("demo", "compute the area of a shape")
-            seen.append((workspace.semantic.status("demo")["status"], result.mode))
+            result = workspace.search(SearchRequest.of("demo", "compute the area of a shape"))
+            seen.append((workspace._semantic.status("demo")["status"], result.mode))
 
-        report = workspace.semantic.refresh("demo", on_progress=during)
+        report = workspace.embed("demo", on_progress=during)
         assert report is not None and report.files_embedded == 1
         assert seen and all(state == ("running", "hybrid") for state in seen), seen
-        assert workspace.semantic.status("demo")["status"] == "completed"
+        assert workspace._semantic.status("demo")["status"] == "completed"

@@ -168,8 +168,8 @@ async def test_cli_json_equals_the_tools_structured_content(tmp_path: Path):
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, "proj", background=False)
         anchor = {"anchoredTo": [file_key("proj", "core.py")]}
-        key = workspace.memory.remember("proj", "notes", title="t", add_links=anchor).key
-        workspace.claims.claim(key, "cli", lease_seconds=600)
+        key = workspace.remember("proj", "notes", title="t", add_links=anchor).key
+        workspace.claim(key, "cli", lease_seconds=600)
         calls = {
             ("memory", "recall", key): ("repocontext_recall", {"key": key}),
             ("memory", "topics", "--repo-id", "proj"): (
