@@ -17,6 +17,7 @@ LAYERS = {
     "repocontext.index": 2,
     "repocontext.memory": 2,
     "repocontext.claims": 2,
+    "repocontext.arguments": 3,
     "repocontext.search": 3,
     "repocontext.pack": 4,
     "repocontext.settings": 5,

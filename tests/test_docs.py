@@ -48,3 +48,10 @@ def test_every_setting_has_a_documented_serve_flag() -> None:
         documented = re.findall(r"`(--[a-z-]+)`", row.split("|")[2])
         assert documented, f"{name} has no serve flag in configuration.md"
         assert set(documented) <= flags, f"{name}: {documented} not among serve's flags"
+
+
+def test_the_library_example_of_the_architecture_page_runs() -> None:
+    text = (DOCS / "architecture.md").read_text()
+    section = text.split("## The library API", 1)[1]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    exec(compile(example, "docs/architecture.md", "exec"), {"__name__": "docs_example"})
