@@ -267,7 +267,7 @@ def related_covering(ws: Workspace, repo_id: str, sources: list[str]) -> set[str
     found: set[str] = set()
     for source in sources:
         view = ws.index.related(repo_id, source)
-        found.update(str(link["path"]) for link in view.covering_tests if isinstance(link, dict))
+        found.update(link.path for link in view.covering_tests)
     return found
 
 

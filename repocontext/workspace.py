@@ -388,7 +388,7 @@ class Workspace:
         """
         request = dataclasses.replace(request, encoding=self.settings.token_encoding)
         bundle = build_bundle(self._store, self.search, self._clock, request)
-        self.call_stats.record(int(bundle.wire["responseTokens"]), bundle.reads_replaced)
+        self.call_stats.record(bundle.response_tokens, bundle.reads_replaced)
         return bundle
 
     def get_repo(self, repo_id: str) -> RepoInfo | None:

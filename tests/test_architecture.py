@@ -22,6 +22,7 @@ LAYERS = {
     "repocontext.workspace": 5,
     "repocontext.entries": 5,
     "repocontext.telemetry": 5,
+    "repocontext.wire": 5,
     "repocontext.mcp": 6,
     "repocontext.http": 6,
     "repocontext.server": 7,

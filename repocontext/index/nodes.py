@@ -1,9 +1,11 @@
-"""Store values of the code index: file nodes and outlines as msgpack-able dicts.
+"""The record codec of file nodes: store values as msgpack-able dicts, read back as types.
 
 A file node (``repo/{id}/file/{path}`` in the structural tree) holds the stat tuple and
 digest used by the fast path, the file's classification and its whole outline, so every
-projection can be rebuilt from file nodes alone. Field names are camelCase: they are what
-the MCP tools return.
+projection can be rebuilt from file nodes alone. Field names are camelCase (the form the
+store has always held). Read views parse a record once, here, into a
+:class:`~repocontext.index.model.FileNode` (:func:`node_of`, :func:`read_file_node`); the
+indexer's own passes read the raw dicts through the iterators below.
 """
 
 from __future__ import annotations
@@ -12,24 +14,25 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from repocontext.index.extract import Extracted
-from repocontext.index.model import FileOutline, ImportRef, Symbol
+from repocontext.index.model import FileNode, FileOutline, ImportRef, NodeStat, Symbol
 from repocontext.store import CONTENT, STRUCTURAL, Store, Value
 from repocontext.store.keys import content_key, family_prefix, file_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
     "NODE_FORMAT",
-    "count_symbols",
     "file_node",
     "file_text",
-    "first_symbols",
     "flat_symbols",
     "iter_file_nodes",
     "iter_symbols",
     "load_file_nodes",
+    "node_of",
     "nodes_under",
     "outline_of",
+    "read_file_node",
     "stat_matches",
+    "stat_of",
     "symbol_from_wire",
     "symbol_to_wire",
     "touched_node",
@@ -88,13 +91,69 @@ def touched_node(node: Mapping[str, Value], item: Extracted) -> dict[str, Value]
 
 
 def stat_matches(node: Mapping[str, Any], size: int, mtime_ns: int, inode: int) -> bool:
-    """Return True when a stored node's stat tuple (and format) equals the file's."""
+    """Return True when a stored node's stat tuple (and format) equals the file's.
+
+    (The indexer's fast path, once per file of a pass: the record is compared as it is.)
+    """
     return (
         node.get("format") == NODE_FORMAT
         and node.get("size") == size
         and node.get("mtimeNs") == mtime_ns
         and node.get("inode") == inode
     )
+
+
+def stat_of(node: Mapping[str, Any]) -> NodeStat:
+    """The :class:`NodeStat` of a file node record (or of its stat fields alone)."""
+    blob = node.get("blobId")
+    return NodeStat(
+        path=str(node.get("path")),
+        size=_int(node.get("size")),
+        mtime_ns=_int(node.get("mtimeNs")),
+        inode=_int(node.get("inode")),
+        blob_id=blob if isinstance(blob, str) else None,
+        format=_int(node.get("format")),
+    )
+
+
+def node_of(node: Mapping[str, Any]) -> FileNode:
+    """Parse a file node record into a :class:`FileNode` (the one place that reads its keys)."""
+    language = node.get("language")
+    encoding, package, issue = node.get("tokenEncoding"), node.get("package"), node.get("issue")
+    in_git = node.get("matchesGitIndex")
+    return FileNode(
+        path=str(node.get("path")),
+        language=language if isinstance(language, str) and language else None,
+        stat=stat_of(node),
+        token_count=_int(node.get("tokenCount")),
+        token_encoding=encoding if isinstance(encoding, str) else None,
+        lines=_int(node.get("lines")),
+        has_content=bool(node.get("hasContent")),
+        is_test=bool(node.get("isTest")),
+        is_config=bool(node.get("isConfig")),
+        binary=bool(node.get("binary")),
+        oversized=bool(node.get("oversized")),
+        undecodable=bool(node.get("undecodable")),
+        syntax_errors=bool(node.get("syntaxErrors")),
+        package=package if isinstance(package, str) else None,
+        matches_git_index=in_git if isinstance(in_git, bool) else None,
+        issue=issue if isinstance(issue, str) else None,
+        symbols=tuple(symbol_from_wire(s) for s in node.get("symbols") or ()),
+        imports=tuple(_import_from_wire(i) for i in node.get("imports") or ()),
+        references=tuple(node.get("references") or ()),
+        member_references=tuple(node.get("memberReferences") or ()),
+    )
+
+
+def read_file_node(store: Store, repo_id: str, path: str) -> FileNode | None:
+    """The file node of ``path``, parsed (``None``: the path has no node)."""
+    record = store.get(STRUCTURAL, file_key(repo_id, path))
+    value = record.value if record is not None else None
+    return node_of(value) if isinstance(value, dict) else None
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def outline_of(node: Mapping[str, Any], *, whole: bool = True) -> FileOutline | None:
@@ -216,28 +275,3 @@ def nodes_under(store: Store, prefix: str) -> Iterator[dict[str, Any]]:
 def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
     """Return every file node of a repository by path."""
     return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}
-
-
-def count_symbols(symbols: list[Any]) -> int:
-    """How many symbols a stored symbol tree holds, nested ones included."""
-    return sum(1 + count_symbols(list(s.get("children") or [])) for s in symbols)
-
-
-def first_symbols(symbols: list[Any], budget: int) -> list[Any]:
-    """The first ``budget`` symbols in depth-first order, nested as stored."""
-    kept: list[Any] = []
-
-    def take(level: list[Any], into: list[Any]) -> None:
-        nonlocal budget
-        for symbol in level:
-            if budget <= 0:
-                return
-            budget -= 1
-            children = list(symbol.get("children") or [])
-            copy = {**symbol, "children": []} if children else dict(symbol)
-            into.append(copy)
-            if children:
-                take(children, copy["children"])
-
-    take(symbols, kept)
-    return kept

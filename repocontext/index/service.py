@@ -39,13 +39,14 @@ from repocontext.index.job import (
     ProgressFn,
     load_stat_fields,
 )
-from repocontext.index.nodes import count_symbols, file_text, first_symbols
+from repocontext.index.model import RelatedLink, Symbol, count_tree, first_of_tree
+from repocontext.index.nodes import file_text, read_file_node, stat_of
 from repocontext.index.projection import ProjectionState
 from repocontext.index.projection_writer import load_projections
 from repocontext.index.walk import WalkOptions, keyable, resolve_path
-from repocontext.index.xref_records import stored_xref
+from repocontext.index.xref_records import stored_links
 from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store, Value, repo_record
-from repocontext.store.keys import file_key, repo_key, vec_key
+from repocontext.store.keys import repo_key, vec_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = ["IndexService", "IndexStatus", "OutlineView", "RelatedView"]
@@ -89,12 +90,22 @@ class IndexStatus:
 
 @dataclass(frozen=True, slots=True)
 class OutlineView:
-    """A file's outline as stored."""
+    """A file's outline as stored (what ``repocontext_outline`` returns).
+
+    Attributes:
+        exists: Whether the path has a node.
+        language: Its language id (``None``: no parser, no symbols).
+        token_count: Exact tokens of the whole file (``None`` when it does not exist).
+        symbols: The kept symbols, nested (the first ``max_symbols``, depth first).
+        syntax_errors: The parser met a syntax error (the outline is best effort).
+        symbol_count: The file's total symbols, nested ones included.
+        truncated: Fewer symbols kept than the file has.
+    """
 
     exists: bool
     language: str | None = None
     token_count: int | None = None
-    symbols: list[Value] = field(default_factory=list)
+    symbols: tuple[Symbol, ...] = ()
     syntax_errors: bool = False
     symbol_count: int = 0
     truncated: bool = False
@@ -102,13 +113,21 @@ class OutlineView:
 
 @dataclass(frozen=True, slots=True)
 class RelatedView:
-    """A file's links, each with the reason it was made."""
+    """A file's links, each with the reason it was made (``repocontext_related``).
+
+    Attributes:
+        exists: Whether the path has a node.
+        imports: Files it imports.
+        references: Files defining names it uses.
+        dependents: Files importing or referencing it.
+        covering_tests: Tests that cover it.
+    """
 
     exists: bool
-    imports: list[Value] = field(default_factory=list)
-    references: list[Value] = field(default_factory=list)
-    dependents: list[Value] = field(default_factory=list)
-    covering_tests: list[Value] = field(default_factory=list)
+    imports: tuple[RelatedLink, ...] = ()
+    references: tuple[RelatedLink, ...] = ()
+    dependents: tuple[RelatedLink, ...] = ()
+    covering_tests: tuple[RelatedLink, ...] = ()
 
 
 class IndexService:
@@ -302,18 +321,19 @@ class IndexService:
         the file's total either way.
         """
         path = file_path(self._repo(repo_id), path)
-        node = self._node(repo_id, path)
+        node = read_file_node(self.store, repo_id, path)
         if node is None:
             return OutlineView(exists=False)
-        symbols = list(node.get("symbols") or [])
-        total = count_symbols(symbols)
-        kept = symbols if max_symbols is None else first_symbols(symbols, max(max_symbols, 0))
+        total = count_tree(node.symbols)
+        kept = node.symbols
+        if max_symbols is not None and total > max_symbols:
+            kept = first_of_tree(node.symbols, max(max_symbols, 0))
         return OutlineView(
             exists=True,
-            language=node.get("language"),
-            token_count=node.get("tokenCount"),
+            language=node.language,
+            token_count=node.token_count,
             symbols=kept,
-            syntax_errors=bool(node.get("syntaxErrors")),
+            syntax_errors=node.syntax_errors,
             symbol_count=total,
             truncated=max_symbols is not None and total > max_symbols,
         )
@@ -321,23 +341,25 @@ class IndexService:
     def related(self, repo_id: str, path: str) -> RelatedView:
         """Return a file's imports, references, dependents and covering tests."""
         path = file_path(self._repo(repo_id), path)
-        if self._node(repo_id, path) is None:
+        if read_file_node(self.store, repo_id, path) is None:
             return RelatedView(exists=False)
-        out = self._xref(repo_id, f"out:{path}")
-        back = self._xref(repo_id, f"in:{path}")
+        out = stored_links(self.store, repo_id, f"out:{path}")
+        back = stored_links(self.store, repo_id, f"in:{path}")
         return RelatedView(
             exists=True,
-            imports=list(out.get("imports") or []),
-            references=list(out.get("references") or []),
-            dependents=list(back.get("dependents") or []),
-            covering_tests=list(back.get("coveringTests") or []),
+            imports=out.get("imports", ()),
+            references=out.get("references", ()),
+            dependents=back.get("dependents", ()),
+            covering_tests=back.get("coveringTests", ()),
         )
 
     def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:
         """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
         repo = self._repo(repo_id)
         root = _checked_root(repo_id, repo, Path(str(repo.get("root"))))
-        nodes = load_stat_fields(self.store, repo_id)
+        nodes = {
+            path: stat_of(fields) for path, fields in load_stat_fields(self.store, repo_id).items()
+        }
         return detect_drift(
             self.store,
             repo_id,
@@ -503,13 +525,6 @@ class IndexService:
         if repo is None:
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return repo
-
-    def _node(self, repo_id: str, path: str) -> dict[str, Any] | None:
-        record = self.store.get(STRUCTURAL, file_key(repo_id, path))
-        return record.value if record is not None and isinstance(record.value, dict) else None
-
-    def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
-        return stored_xref(self.store, repo_id, name)
 
 
 def file_path(repo: Mapping[str, Any], path: str) -> str:

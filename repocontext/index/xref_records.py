@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.model import Link, Symbol
+from repocontext.index.model import Link, RelatedLink, Symbol
 from repocontext.index.resolve import IMPORT, REFERENCE
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
@@ -26,6 +26,7 @@ __all__ = [
     "name_record",
     "out_record",
     "pkg_record",
+    "stored_links",
     "stored_xref",
     "symbol_record",
 ]
@@ -46,6 +47,25 @@ def stored_xref(store: Store, repo_id: str, name: str) -> dict[str, Any]:
     except InvalidKeyError:
         return {}
     return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+
+
+def stored_links(store: Store, repo_id: str, name: str) -> dict[str, tuple[RelatedLink, ...]]:
+    """The link lists of a stored ``out:{path}`` or ``in:{path}`` record, parsed, by field.
+
+    ``imports`` and ``references`` of an ``out:`` record, ``dependents`` and
+    ``coveringTests`` of an ``in:`` record; empty when there is no record.
+    """
+    return {
+        field_name: tuple(
+            RelatedLink(
+                str(wire["path"]), str(wire.get("reason", "")), tuple(wire.get("names", ()))
+            )
+            for wire in wires
+            if isinstance(wire, dict)
+        )
+        for field_name, wires in stored_xref(store, repo_id, name).items()
+        if isinstance(wires, list)
+    }
 
 
 def links_of_out_record(path: str, record: Mapping[str, Any] | None) -> list[Link]:

@@ -19,10 +19,10 @@ from typing import Final, Literal, ParamSpec, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel
 
 from repocontext.errors import RepoContextError
+from repocontext.wire._base import WireModel
 
 __all__ = [
     "READ_ONLY",
@@ -43,12 +43,6 @@ READ_ONLY: Final = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 """Annotations of every read tool."""
 
 INTERNAL_CODE: Final = "internal.error"
-
-
-class WireModel(BaseModel):
-    """Base of every tool result: camelCase on the wire, immutable."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
 
 @dataclass(frozen=True, slots=True)

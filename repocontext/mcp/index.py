@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated, Final
 
 from mcp.types import ToolAnnotations
-from pydantic import Field, JsonValue
+from pydantic import Field
 
-from repocontext.index.drift import DriftReport
-from repocontext.index.service import IndexStatus
 from repocontext.index.walk import WalkOptions
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
+from repocontext.wire.retrieval import (
+    ChangedResult,
+    IndexStatusResult,
+    OutlineResult,
+    RelatedResult,
+)
 from repocontext.workspace import Workspace
 
 __all__ = ["index_tools"]
@@ -26,81 +29,9 @@ RepoId = Annotated[str, Field(description="Repository id (see repocontext_list_r
 RepoPath = Annotated[str, Field(description="File path relative to the repository root.")]
 
 
-class IndexStatusResult(WireModel):
-    """Result of ``repocontext_index_status`` and ``repocontext_bootstrap``."""
-
-    repo_id: str
-    status: str
-    phase: str | None
-    counters: dict[str, JsonValue]
-    attempt: int
-    started_at: str | None
-    finished_at: str | None
-    elapsed_ms: int
-    error: dict[str, JsonValue] | None = None
-    issues: list[JsonValue] = Field(default_factory=list)
-
-    @classmethod
-    def of(cls, status: IndexStatus) -> IndexStatusResult:
-        """Build the wire form of an :class:`IndexStatus`."""
-        return cls.model_validate(dataclasses.asdict(status))
-
-
 DEFAULT_OUTLINE_SYMBOLS: Final = 2000
 """Symbols an outline returns unless asked for more (a generated file may hold 10,000)."""
 MAX_OUTLINE_SYMBOLS: Final = 50_000
-
-
-class OutlineResult(WireModel):
-    """Result of ``repocontext_outline``."""
-
-    exists: bool
-    language: str | None
-    token_count: int | None
-    symbols: list[JsonValue]
-    syntax_errors: bool = False
-    symbol_count: int = 0
-    truncated: bool = False
-
-
-class RelatedResult(WireModel):
-    """Result of ``repocontext_related``."""
-
-    exists: bool
-    imports: list[JsonValue]
-    references: list[JsonValue]
-    dependents: list[JsonValue]
-    covering_tests: list[JsonValue]
-
-
-class ImpactedEntry(WireModel):
-    """One impacted file."""
-
-    path: str
-    reason: str
-
-
-class ChangedResult(WireModel):
-    """Result of ``repocontext_changed``."""
-
-    added: list[str]
-    updated: list[str]
-    removed: list[str]
-    impacted: list[ImpactedEntry]
-    checked_files: int
-    elapsed_ms: int
-
-    @classmethod
-    def of(cls, report: DriftReport) -> ChangedResult:
-        """Build the wire form of a :class:`DriftReport`."""
-        return cls(
-            added=report.added,
-            updated=report.updated,
-            removed=report.removed,
-            impacted=[ImpactedEntry(path=i.path, reason=i.reason) for i in report.impacted],
-            checked_files=report.checked_files,
-            elapsed_ms=report.elapsed_ms,
-        )
 
 
 def index_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -212,8 +143,7 @@ def _outline(workspace: Workspace) -> ToolSpec:
         more than `maxSymbols` symbols (generated code) returns the first ones depth-first,
         with `truncated` true; `symbolCount` is its total.
         """
-        view = workspace.index.outline(repoId, path, max_symbols=maxSymbols)
-        return OutlineResult.model_validate(dataclasses.asdict(view))
+        return OutlineResult.of(workspace.index.outline(repoId, path, max_symbols=maxSymbols))
 
     return ToolSpec("repocontext_outline", repocontext_outline, "File outline", READ_ONLY)
 
@@ -231,8 +161,7 @@ def _related(workspace: Workspace) -> ToolSpec:
         Next: repocontext_outline on a related file, or repocontext_changed to see what a
         change impacts.
         """
-        view = workspace.index.related(repoId, path)
-        return RelatedResult.model_validate(dataclasses.asdict(view))
+        return RelatedResult.of(workspace.index.related(repoId, path))
 
     return ToolSpec("repocontext_related", repocontext_related, "Related files", READ_ONLY)
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Final, Literal
 
-from mcp.types import CallToolResult, TextContent
-from pydantic import Field, JsonValue
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.pack.bundle import ContextRequest, wire_json
-from repocontext.search.service import SearchResult
+from repocontext.wire.retrieval import ContextResultWire, SearchResultWire, StatsResultWire
 from repocontext.workspace import Workspace
 
 __all__ = ["retrieval_tools"]
@@ -18,73 +18,11 @@ MAX_K: Final = 100
 MAX_TOP: Final = 50
 MAX_BUDGET: Final = 200_000
 DETAILS: Final = ("paths", "outline", "slices", "auto")
-
-
-class SearchHitWire(WireModel):
-    """One hit of ``repocontext_search``."""
-
-    key: str
-    path: str | None = None
-    score: float
-    reasons: list[str]
-    entry: dict[str, JsonValue]
-    lines: list[int] | None = None
-
-
-class SearchResultWire(WireModel):
-    """Result of ``repocontext_search``."""
-
-    mode: str
-    retrieval_path: str
-    hits: list[SearchHitWire]
-    freshness: dict[str, JsonValue]
-
-    @classmethod
-    def of(cls, result: SearchResult) -> SearchResultWire:
-        """Build the wire form of a :class:`SearchResult`."""
-        return cls(
-            mode=result.mode,
-            retrieval_path=result.retrieval_path,
-            hits=[
-                SearchHitWire(
-                    key=h.key,
-                    path=h.path,
-                    score=h.score,
-                    reasons=h.reasons,
-                    entry=h.entry,
-                    lines=list(h.lines) if h.lines else None,
-                )
-                for h in result.hits
-            ],
-            freshness=result.freshness,
-        )
-
-
-class ContextResultWire(WireModel):
-    """Result of ``repocontext_context`` (see TOOLS.md); entries and reused stay JSON."""
-
-    mode: str
-    retrieval_path: str
-    detail: str
-    budget_tokens: int
-    total_tokens: int
-    response_tokens: int
-    truncated: bool
-    retry_budget_tokens: int | None = None
-    entries: list[dict[str, JsonValue]]
-    reused: list[dict[str, JsonValue]]
-    reused_omitted: int | None = None
-    session: str | None = None
-
-
-class StatsResultWire(WireModel):
-    """Result of ``repocontext_stats``."""
-
-    calls: int
-    response_tokens: int
-    reads_replaced_tokens: int
-    net_saved_tokens: int
-    window_seconds: float
+CONTEXT: Final = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+"""Annotations of ``repocontext_context``: with a ``session`` it records what it sent (the
+session's receipts, 6 h); without one it writes nothing."""
 
 
 def retrieval_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -144,7 +82,9 @@ def _context(workspace: Workspace) -> ToolSpec:
         The response never costs more than `budgetTokens` (its JSON, counted as sent, in
         o200k tokens). Entries come in rank order with their reasons; `units` carry receipts:
         pass them back in `seen` (or use the same `session`) and they are not sent again but
-        listed in `reused`. When nothing fits, `retryBudgetTokens` says what would.
+        listed in `reused`. When nothing fits, `retryBudgetTokens` says what would. A budget
+        below the smallest possible answer is refused (`context.budget_too_small`, the hint
+        names the smallest budget). Writes only with `session`: its receipts, kept 6 h.
         """
         request = ContextRequest(
             repo_id=repoId,
@@ -156,12 +96,12 @@ def _context(workspace: Workspace) -> ToolSpec:
             known=tuple(known or ()),
             session=session or None,
         )
-        wire: dict[str, Any] = workspace.context(request).wire
+        wire = ContextResultWire.of(workspace.context(request)).wire()
         return CallToolResult(
             content=[TextContent(type="text", text=wire_json(wire))], structured_content=wire
         )
 
-    return ToolSpec("repocontext_context", repocontext_context, "Context bundle", READ_ONLY)
+    return ToolSpec("repocontext_context", repocontext_context, "Context bundle", CONTEXT)
 
 
 def _stats(workspace: Workspace) -> ToolSpec:
@@ -177,13 +117,6 @@ def _stats(workspace: Workspace) -> ToolSpec:
         `netSavedTokens` = readsReplacedTokens - responseTokens (negative when bundles cost
         more than the reads they replaced).
         """
-        stats = workspace.call_stats.window(windowSeconds)
-        return StatsResultWire(
-            calls=stats.calls,
-            response_tokens=stats.response_tokens,
-            reads_replaced_tokens=stats.reads_replaced_tokens,
-            net_saved_tokens=stats.net_saved_tokens,
-            window_seconds=stats.window_seconds,
-        )
+        return StatsResultWire.of(workspace.call_stats.window(windowSeconds))
 
     return ToolSpec("repocontext_stats", repocontext_stats, "Token stats", READ_ONLY)

@@ -60,7 +60,7 @@ def test_a_refresh_applies_edits_additions_and_deletions_under_its_paths(workspa
     assert "web/lib/index.js" not in nodes and "pkg/new.py" in nodes
     assert workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.extra")) is not None
     assert "pkg/new.py" in {
-        d["path"] for d in workspace.index.related("demo", "pkg/util.py").dependents
+        d.path for d in workspace.index.related("demo", "pkg/util.py").dependents
     }
     # Outside the scope nothing was looked at; the records equal a rebuild from the nodes.
     assert workspace.index.changed("demo").updated == ["tests/test_util.py"]
@@ -161,7 +161,7 @@ def test_every_registration_holding_an_edited_path_follows_it(tmp_path, repo):
         ):
             assert wait_for(
                 lambda r=repo_id, p=path: (
-                    [s["name"] for s in workspace.index.outline(r, p).symbols] == ["watched"]
+                    [s.name for s in workspace.index.outline(r, p).symbols] == ["watched"]
                 )
             ), repo_id
 
@@ -183,7 +183,7 @@ def test_the_poll_loop_runs_full_passes(tmp_path, repo):
 
 
 def symbol_names(workspace, path):
-    return [s["name"] for s in workspace.index.outline("demo", path).symbols]
+    return [s.name for s in workspace.index.outline("demo", path).symbols]
 
 
 def test_warming_loads_a_consistent_index_without_writing(tmp_path, repo):
@@ -310,7 +310,7 @@ def test_a_registered_root_that_is_gone_does_not_stop_watching_the_others(
         (other / "pkg/util.py").write_text("def back():\n    pass\n")
         assert wait_for(
             lambda: (
-                [s["name"] for s in workspace.index.outline("other", "pkg/util.py").symbols]
+                [s.name for s in workspace.index.outline("other", "pkg/util.py").symbols]
                 == ["back"]
             )
         )
