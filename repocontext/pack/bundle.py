@@ -36,7 +36,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from repocontext.errors import BudgetTooSmallError, InvalidInputError, InvalidKeyError
+from repocontext.errors import BudgetTooSmallError
 from repocontext.index.model import FileNode, Symbol
 from repocontext.pack.model import (
     Bundle,
@@ -48,13 +48,21 @@ from repocontext.pack.model import (
     entry_form,
     wire_json,
 )
+from repocontext.pack.sessions import (
+    SESSION_TTL_S,
+    Session,
+    check_session,
+    known_held,
+    load_session,
+    record_session,
+)
 from repocontext.search.hits import SearchHit, SearchResult
 from repocontext.search.service import SearchService
-from repocontext.store import SESSION, Clock, DocPatch, DocState, Store
-from repocontext.store.keys import session_key
+from repocontext.store import Clock, Store
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 
 __all__ = [
+    "SESSION_TTL_S",
     "Bundle",
     "BundleEntry",
     "BundleUnit",
@@ -63,13 +71,13 @@ __all__ = [
     "ReusedItem",
     "build_bundle",
     "bundle_form",
+    "pack_result",
     "receipt",
     "wire_json",
 ]
 
 Detail = Literal["paths", "outline", "slices", "auto"]
 Counter = Callable[[str], int]
-SESSION_TTL_S: Final = 6 * 3600
 SMALL_FILE_TOKENS: Final = 800
 """At ``slices`` detail a file up to this many tokens is sent whole."""
 SLICE_CONTEXT_LINES: Final = 2
@@ -142,17 +150,36 @@ def build_bundle(
         BudgetTooSmallError: Even the smallest response costs more than ``request.budget``
             (its ``smallest`` is the smallest budget that is answered).
     """
-    result = search.search(request.repo_id, request.task, k=request.top, scope="code")
     if request.session is not None:
-        _check_session(request.repo_id, request.session)
-    session = _load_session(store, request) if request.session else _Session()
+        check_session(request.repo_id, request.session)
+    result = search.search(request.repo_id, request.task, k=request.top, scope="code")
+    return pack_result(store, clock, request, result)
+
+
+def pack_result(
+    store: Store, clock: Clock, request: ContextRequest, result: SearchResult
+) -> Bundle:
+    """Pack a search result for ``request``: rendered from what its hits carry.
+
+    Nothing of the repository is read again (the hits hold their file node and text); the
+    store is read for the session's holdings and written only for a named ``session``.
+
+    Raises:
+        InvalidInputError: The session id is not usable.
+        BudgetTooSmallError: Even the smallest response costs more than ``request.budget``.
+    """
+    session = Session()
+    if request.session is not None:
+        check_session(request.repo_id, request.session)
+        session = load_session(store, request.repo_id, request.session)
     packer = _Packer(request, result, request.seen | session.receipts, session.held)
     try:
         bundle = packer.answer(request.budget)
     except _Overflow as over:
         raise BudgetTooSmallError(request.budget, packer.smallest(over.smallest)) from None
-    if request.session:
-        _record_session(store, clock, request, bundle)
+    if request.session is not None:
+        sent = (bundle.delivered_receipts, bundle.held)
+        record_session(store, clock, request.repo_id, request.session, request.task, sent)
     return bundle
 
 
@@ -169,7 +196,7 @@ class _Packer:
         self.request = request
         self.result = result
         self.seen = seen
-        self.known = _known_held(request.known, held)
+        self.known = known_held(request.known, held)
         self.count = _counter(request.encoding)
         self.hits = max(1, len(result.hits))
         self._rendered: dict[str, tuple[list[_Rendered], list[ReusedItem]]] = {}
@@ -483,66 +510,6 @@ def _shed_reused(bundle: Bundle, count: Counter) -> Bundle:
             count,
         )
     return bundle
-
-
-# -- sessions --------------------------------------------------------------------------------
-
-
-def _check_session(repo_id: str, session: str) -> None:
-    try:
-        session_key(repo_id, session)
-    except InvalidKeyError as exc:
-        raise InvalidInputError(
-            f"session id {session[:60]!r} is not usable: {exc.message}",
-            hint="Use a short printable id (a few words, a UUID).",
-        ) from exc
-
-
-@dataclass(frozen=True, slots=True)
-class _Session:
-    receipts: frozenset[str] = frozenset()
-    held: frozenset[str] = frozenset()
-
-
-def _load_session(store: Store, request: ContextRequest) -> _Session:
-    assert request.session is not None
-    record = store.get(SESSION, session_key(request.repo_id, request.session))
-    if record is None or record.doc is None:
-        return _Session()
-    sets = record.doc.sets
-    return _Session(sets.get("receipts", frozenset()), sets.get("held", frozenset()))
-
-
-def _known_held(known: Sequence[str], held: Collection[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for claim in known:
-        path, sep, digest = claim.rpartition("@")
-        if sep and path and claim in held:
-            out[path] = digest
-    return out
-
-
-def _record_session(store: Store, clock: Clock, request: ContextRequest, bundle: Bundle) -> None:
-    assert request.session is not None
-    expires = int((clock.now() + SESSION_TTL_S) * 1000)
-    patch = DocPatch(
-        set_fields={"repoId": request.repo_id, "lastTask": request.task[:200]},
-        add={"receipts": list(bundle.delivered_receipts), "held": list(bundle.held)},
-        expires_at_ms=expires,
-    )
-
-    def decide(live: DocState | None, stored: DocState | None) -> DocPatch:
-        if live is not None or stored is None:
-            return patch
-        # The id of an expired session, used again: a new session, not the old one revived
-        # (its receipts would suppress what this caller never received).
-        remove = {
-            name: sorted(members - set(patch.add.get(name, ())))
-            for name, members in stored.sets.items()
-        }
-        return dataclasses.replace(patch, remove=remove, drop_expiry=True)
-
-    store.update_doc(SESSION, session_key(request.repo_id, request.session), decide)
 
 
 # -- reads -----------------------------------------------------------------------------------

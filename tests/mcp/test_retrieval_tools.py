@@ -205,3 +205,18 @@ def test_search_tool_and_stats_tool(served):
     assert stats["netSavedTokens"] == stats["readsReplacedTokens"] - stats["responseTokens"]
     bad = call(served, "repocontext_search", {"repoId": "missing", "query": "x"})
     assert bad.is_error and json.loads(bad.content[0].text)["code"]
+
+
+def test_context_is_annotated_as_writing_and_search_as_read_only(served):
+    tools = {tool.name: tool for tool in anyio.run(list_tools, served)}
+    context = tools["repocontext_context"]
+    assert context.annotations.read_only_hint is False
+    assert context.annotations.destructive_hint is False
+    assert "Writes only with `session`" in context.description
+    for name in ("repocontext_search", "repocontext_stats"):
+        assert tools[name].annotations.read_only_hint is True
+
+
+async def list_tools(workspace: Workspace) -> list:
+    async with Client(build_server(workspace, workspace.settings)) as client:
+        return (await client.list_tools()).tools
