@@ -174,8 +174,8 @@ def _impacted(
     records = [(path, stored_links(store, repo_id, f"in:{path}")) for path in paths]
     # Covering tests first, of every changed file: a test that covers one changed file and
     # merely depends on another is reported as covering the first.
-    for field_name, verb in (("coveringTests", "covers"), ("dependents", "depends on")):
+    for verb in ("covers", "depends on"):
         for path, links in records:
-            for link in links.get(field_name, ()):
+            for link in links.covering_tests if verb == "covers" else links.dependents:
                 found.setdefault(link.path, f"{verb} {path} ({link.reason})")
     return [ImpactedFile(p, reason) for p, reason in sorted(found.items()) if p not in changed]

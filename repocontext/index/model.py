@@ -7,6 +7,7 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 __all__ = [
+    "FileLinks",
     "FileNode",
     "FileOutline",
     "ImportRef",
@@ -237,6 +238,26 @@ class RelatedLink:
     path: str
     reason: str
     names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileLinks:
+    """The stored links of one file, from its ``out:`` or its ``in:`` record.
+
+    An ``out:`` record holds imports and references, an ``in:`` record dependents and covering
+    tests; the lists a record does not hold are empty.
+
+    Attributes:
+        imports: Files it imports.
+        references: Files defining names it uses.
+        dependents: Files importing or referencing it.
+        covering_tests: Tests that cover it.
+    """
+
+    imports: tuple[RelatedLink, ...] = ()
+    references: tuple[RelatedLink, ...] = ()
+    dependents: tuple[RelatedLink, ...] = ()
+    covering_tests: tuple[RelatedLink, ...] = ()
 
 
 def count_tree(symbols: tuple[Symbol, ...]) -> int:

@@ -347,10 +347,10 @@ class IndexService:
         back = stored_links(self.store, repo_id, f"in:{path}")
         return RelatedView(
             exists=True,
-            imports=out.get("imports", ()),
-            references=out.get("references", ()),
-            dependents=back.get("dependents", ()),
-            covering_tests=back.get("coveringTests", ()),
+            imports=out.imports,
+            references=out.references,
+            dependents=back.dependents,
+            covering_tests=back.covering_tests,
         )
 
     def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:

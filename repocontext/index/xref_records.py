@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.model import Link, RelatedLink, Symbol
+from repocontext.index.model import FileLinks, Link, RelatedLink, Symbol
 from repocontext.index.resolve import IMPORT, REFERENCE
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
@@ -49,23 +49,24 @@ def stored_xref(store: Store, repo_id: str, name: str) -> dict[str, Any]:
     return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
 
 
-def stored_links(store: Store, repo_id: str, name: str) -> dict[str, tuple[RelatedLink, ...]]:
-    """The link lists of a stored ``out:{path}`` or ``in:{path}`` record, parsed, by field.
+def stored_links(store: Store, repo_id: str, name: str) -> FileLinks:
+    """The links of a stored ``out:{path}`` or ``in:{path}`` record, parsed (none: empty)."""
+    record = stored_xref(store, repo_id, name)
 
-    ``imports`` and ``references`` of an ``out:`` record, ``dependents`` and
-    ``coveringTests`` of an ``in:`` record; empty when there is no record.
-    """
-    return {
-        field_name: tuple(
-            RelatedLink(
-                str(wire["path"]), str(wire.get("reason", "")), tuple(wire.get("names", ()))
-            )
-            for wire in wires
-            if isinstance(wire, dict)
+    def parsed(field_name: str) -> tuple[RelatedLink, ...]:
+        wires = record.get(field_name)
+        return tuple(
+            RelatedLink(str(w["path"]), str(w.get("reason", "")), tuple(w.get("names", ())))
+            for w in (wires if isinstance(wires, list) else ())
+            if isinstance(w, dict)
         )
-        for field_name, wires in stored_xref(store, repo_id, name).items()
-        if isinstance(wires, list)
-    }
+
+    return FileLinks(
+        imports=parsed("imports"),
+        references=parsed("references"),
+        dependents=parsed("dependents"),
+        covering_tests=parsed("coveringTests"),
+    )
 
 
 def links_of_out_record(path: str, record: Mapping[str, Any] | None) -> list[Link]:

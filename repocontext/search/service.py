@@ -299,7 +299,7 @@ class SearchService:
         related: set[str] = set()
         for hit in ranked[:GRAPH_SEEDS]:
             links = stored_links(self.store, repo_id, f"out:{hit.path}")
-            related.update(link.path for link in links.get("imports", ()))
+            related.update(link.path for link in links.imports)
         lift = GRAPH_SHARE * ranked[0].score
         tail = [
             dataclasses.replace(hit, score=round(hit.score + lift, 4))
