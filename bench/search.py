@@ -44,7 +44,7 @@ from repocontext.workspace import Workspace  # noqa: E402
 
 SECTION = "## Search (`bench/search.py`)"
 COMPARE_SECTION = "## Search before and after (`bench/search.py --compare`)"
-ROUNDS = 2
+ROUNDS = 3
 QUERIES = 300
 
 
@@ -90,7 +90,7 @@ def timed(fn, queries: list[str]) -> list[float]:  # type: ignore[no-untyped-def
 def corpus_queries(tree: Path, count: int) -> list[str]:
     """``count`` random 1-4 term queries from the vocabulary of the first 2,000 files."""
     docs = {
-        p.relative_to(tree).as_posix(): p.read_text()
+        p.relative_to(tree).as_posix(): p.read_text(errors="ignore")
         for p in sorted(tree.rglob("*"))
         if p.is_file() and ".git" not in p.parts
     }
@@ -99,12 +99,17 @@ def corpus_queries(tree: Path, count: int) -> list[str]:
     return [" ".join(rng.sample(vocabulary, rng.randint(1, 4))) for _ in range(count)]
 
 
-def compare(baseline: Path, files: int, write_docs: bool) -> int:
+def compare(baseline: Path, files: int, write_docs: bool, corpus: Path | None = None) -> int:
     """Time search and context of ``baseline`` and of this checkout on one store, alternating."""
     work = Path(tempfile.mkdtemp(prefix="rc-search-compare-"))
     try:
         tree = work / "ws" / "polyglot"
-        generate(tree, files, list(TEMPLATES))
+        if corpus is None:
+            generate(tree, files, list(TEMPLATES))
+        else:
+            ignore = shutil.ignore_patterns(".git", ".venv", "*.pyc", "__pycache__", "fixtures")
+            shutil.copytree(corpus, tree, ignore=ignore)
+            files = sum(1 for p in tree.rglob("*") if p.is_file())
         subprocess.run(["git", "init", "-q", str(tree)], check=True)
         settings = Settings(
             data_dir=work / "data", workspace_root=tree.parent, reconcile="off", embedder="off"
@@ -136,10 +141,11 @@ def compare(baseline: Path, files: int, write_docs: bool) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     lines = [
-        COMPARE_SECTION,
+        COMPARE_SECTION + (f" on {corpus.name}" if corpus else ""),
         "",
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, {os.cpu_count()} "
-        f"cores, Python {platform.python_version()}. One store ({files:,} generated files, "
+        f"cores, Python {platform.python_version()}. One store ({files:,} "
+        f"{'generated files' if corpus is None else f'files of a copy of {corpus.name}'}, "
         f"keyword only), {QUERIES} random 1-4 term queries (100 for bundles, 8k budget, auto "
         f"detail), {ROUNDS} alternating rounds per version. Before: `{baseline.name}`; after: "
         f"this checkout. Reproduce: `.venv/bin/python bench/search.py --compare "
@@ -161,7 +167,7 @@ def compare(baseline: Path, files: int, write_docs: bool) -> int:
     section = "\n".join([*lines, ""])
     print(section)
     if write_docs:
-        write_section(COMPARE_SECTION, section)
+        write_section(COMPARE_SECTION + (f" on {corpus.name}" if corpus else ""), section)
     return 0
 
 
@@ -170,9 +176,12 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--compare", type=Path, help="checkout of the code to compare with")
+    parser.add_argument(
+        "--corpus", type=Path, help="with --compare: a copy of this tree instead of a generated one"
+    )
     args = parser.parse_args()
     if args.compare is not None:
-        return compare(args.compare.resolve(), args.files, args.write_docs)
+        return compare(args.compare.resolve(), args.files, args.write_docs, args.corpus)
     work = Path(tempfile.mkdtemp(prefix="rc-search-bench-"))
     try:
         tree = work / "ws" / "polyglot"

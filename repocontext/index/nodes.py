@@ -10,6 +10,8 @@ indexer's own passes read the raw dicts through the iterators below.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
@@ -21,6 +23,7 @@ from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
     "NODE_FORMAT",
+    "ParsedNodes",
     "file_node",
     "file_text",
     "flat_symbols",
@@ -152,6 +155,59 @@ def read_file_node(store: Store, repo_id: str, path: str) -> FileNode | None:
     return node_of(value) if isinstance(value, dict) else None
 
 
+class ParsedNodes:
+    """Parsed file nodes of one store, kept while their record is unchanged (a bounded LRU).
+
+    A read view asking for the same file again (search explains the same candidates query
+    after query) gets the :class:`FileNode` parsed before, when the record still has the same
+    stamp (format, digest, stat tuple, token encoding, git index match); the record itself
+    is read every time, so a changed file is parsed again at once.
+    """
+
+    def __init__(self, store: Store, size: int = 4096) -> None:
+        """Keep up to ``size`` parsed nodes of ``store``."""
+        self._store = store
+        self._size = size
+        self._lock = threading.Lock()
+        self._parsed: OrderedDict[str, tuple[tuple[object, ...], FileNode]] = OrderedDict()
+
+    def read(self, key: str) -> FileNode | None:
+        """The file node stored under ``key`` (``repo/{id}/file/{path}``), parsed.
+
+        ``None`` when there is no node under that key.
+        """
+        record = self._store.get(STRUCTURAL, key)
+        value = record.value if record is not None else None
+        if not isinstance(value, dict):
+            return None
+        stamp = tuple(value.get(name) for name in _STAMP)
+        with self._lock:
+            kept = self._parsed.get(key)
+            if kept is not None and kept[0] == stamp:
+                self._parsed.move_to_end(key)
+                return kept[1]
+        node = node_of(value)
+        with self._lock:
+            self._parsed[key] = (stamp, node)
+            self._parsed.move_to_end(key)
+            while len(self._parsed) > self._size:
+                self._parsed.popitem(last=False)
+        return node
+
+
+_STAMP: Final = (
+    "format",
+    "blobId",
+    "size",
+    "mtimeNs",
+    "inode",
+    "tokenEncoding",
+    "tokenCount",
+    "matchesGitIndex",
+)
+"""The fields that change whenever anything a parsed node holds may have changed."""
+
+
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -220,14 +276,16 @@ def symbol_to_wire(symbol: Symbol) -> dict[str, Value]:
 
 def symbol_from_wire(wire: Mapping[str, Any]) -> Symbol:
     """Invert :func:`symbol_to_wire`."""
+    children = wire.get("children")
+    # (positional, and no generator for a leaf: read views parse every symbol of a node)
     return Symbol(
-        kind=wire["kind"],
-        name=wire["name"],
-        fq_name=wire["fullyQualifiedName"],
-        signature=wire["signature"],
-        start_line=wire["startLine"],
-        end_line=wire["endLine"],
-        children=tuple(symbol_from_wire(c) for c in wire.get("children") or ()),
+        wire["kind"],
+        wire["name"],
+        wire["fullyQualifiedName"],
+        wire["signature"],
+        wire["startLine"],
+        wire["endLine"],
+        tuple(map(symbol_from_wire, children)) if children else (),
     )
 
 

@@ -34,7 +34,7 @@ from repocontext.errors import (
     StoreFullError,
 )
 from repocontext.index.model import FileNode
-from repocontext.index.nodes import file_text, iter_symbols, node_of, read_file_node
+from repocontext.index.nodes import ParsedNodes, file_text, iter_symbols, node_of, read_file_node
 from repocontext.index.xref_records import stored_links
 from repocontext.search.hits import (
     FileEntry,
@@ -101,6 +101,7 @@ class SearchService:
         self._lock = threading.Lock()
         self._indexes: dict[str, KeywordIndex] = {}
         self._sync_locks: dict[str, threading.Lock] = {}
+        self._nodes = ParsedNodes(store)
 
     def close(self) -> None:
         """Close every open index."""
@@ -360,7 +361,8 @@ class SearchService:
         and ``bonus / 2`` times the fraction found in the path) lets a file that defines the
         named symbol outrank one that only mentions it: symbol definitions over mentions.
         """
-        node = read_file_node(self.store, repo_id, path)
+        key = file_key(repo_id, path)
+        node = self._nodes.read(key)
         if node is None:
             return None  # deleted since the index was read
         reasons: list[str] = []
@@ -382,7 +384,6 @@ class SearchService:
         if not node.language:
             score *= PROSE_FACTOR  # the code scope prefers code over docs and changelogs
         entry = FileEntry(node.language, node.token_count, node.lines, node.is_test)
-        key = file_key(repo_id, path)
         return SearchHit(
             key, path, round(score, 4), tuple(reasons), entry, lines, tuple(symbols), node
         )
