@@ -391,15 +391,18 @@ class SearchService:
     def _with_content_reason(self, repo_id: str, hit: SearchHit, query: set[str]) -> SearchHit:
         """``hit`` with its text (read once, here: a bundle renders it) and ``content-match``."""
         text = self._text(repo_id, hit.path) if hit.path is not None else None
-        if text is None or not _mentions(text, query):
-            return dataclasses.replace(hit, text=text)
-        # The fixed order: path-name-match, symbol, content-match, semantic, chunk:*.
-        at = next(
-            (i for i, r in enumerate(hit.reasons) if r == "semantic" or r.startswith("chunk:")),
-            len(hit.reasons),
+        reasons = hit.reasons
+        if text is not None and _mentions(text, query):
+            # The fixed order: path-name-match, symbol, content-match, semantic, chunk:*.
+            at = next(
+                (i for i, r in enumerate(reasons) if r == "semantic" or r.startswith("chunk:")),
+                len(reasons),
+            )
+            reasons = (*reasons[:at], "content-match", *reasons[at:])
+        # (built directly: dataclasses.replace costs more than the rest of this per hit)
+        return SearchHit(
+            hit.key, hit.path, hit.score, reasons, hit.entry, hit.lines, hit.symbols, hit.node, text
         )
-        reasons = (*hit.reasons[:at], "content-match", *hit.reasons[at:])
-        return dataclasses.replace(hit, reasons=reasons, text=text)
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
         repo = repo_record(self.store, repo_id)

@@ -102,7 +102,8 @@ def test_edits_and_deletions_reach_search_through_the_change_feed(workspace, rep
     (repo / "web/render.js").unlink()
     workspace.bootstrap(repo, background=False)
     hits = workspace.search.search("demo", "brand new entrypoint", k=3).hits
-    assert hits[0].path == "app/server.py"
+    assert hits[0].path == "app/server.py"  # explained from its new node, not the one parsed
+    assert "symbol:app.server.brandNewEntrypoint" in hits[0].reasons  # for "serve" before
     assert index.seq > built
     assert index.count() == len(FILES) - 1
     assert all(h.path != "web/render.js" for h in workspace.search.search("demo", "widget").hits)
