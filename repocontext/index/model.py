@@ -193,9 +193,10 @@ class FileNode:
         matches_git_index: Whether the blob id equals git's index entry (``None``: no entry).
         issue: Why the file's text is missing, when it is.
         symbols: Top-level definitions with their nested ones.
-        imports: Imports in source order.
-        references: Identifiers used but not defined in the file.
-        member_references: Those used as members.
+
+    The inputs of link resolution the record also holds (imports, references, member
+    references) are not part of it: only the indexer needs them, and it reads them with
+    :func:`~repocontext.index.nodes.outline_of`; read views parse what they use.
     """
 
     path: str
@@ -215,9 +216,6 @@ class FileNode:
     matches_git_index: bool | None = None
     issue: str | None = None
     symbols: tuple[Symbol, ...] = ()
-    imports: tuple[ImportRef, ...] = ()
-    references: tuple[str, ...] = ()
-    member_references: tuple[str, ...] = ()
 
     @property
     def blob_id(self) -> str | None:

@@ -141,10 +141,7 @@ def node_of(node: Mapping[str, Any]) -> FileNode:
         package=package if isinstance(package, str) else None,
         matches_git_index=in_git if isinstance(in_git, bool) else None,
         issue=issue if isinstance(issue, str) else None,
-        symbols=tuple(symbol_from_wire(s) for s in node.get("symbols") or ()),
-        imports=tuple(_import_from_wire(i) for i in node.get("imports") or ()),
-        references=tuple(node.get("references") or ()),
-        member_references=tuple(node.get("memberReferences") or ()),
+        symbols=tuple(map(symbol_from_wire, node.get("symbols") or ())),
     )
 
 

@@ -22,10 +22,10 @@ receipts and the receipts a ``session`` already received are not sent again, and
 exactly that version. Suppressed items are listed in ``reused`` and cost nothing against the
 budget (their listing does).
 
-The values are typed (:class:`Bundle`, :class:`BundleEntry`, :class:`BundleUnit`,
-:class:`ReusedItem`); :mod:`repocontext.wire.retrieval` renders them as the camelCase wire
-form. Counting needs that form here too: :func:`bundle_form` is the one codec of it, and the
-wire module's output is tested to be the same JSON.
+The values are typed (:mod:`repocontext.pack.model`: :class:`Bundle`, :class:`BundleEntry`,
+:class:`BundleUnit`, :class:`ReusedItem`); :mod:`repocontext.wire.retrieval` renders them as
+the camelCase wire form. Counting needs that form here too: :func:`bundle_form` is the one
+codec of it in the domain, and the wire module's output is tested to be the same JSON.
 """
 
 from __future__ import annotations
