@@ -108,40 +108,43 @@ def stat_matches(node: Mapping[str, Any], size: int, mtime_ns: int, inode: int) 
 
 def stat_of(node: Mapping[str, Any]) -> NodeStat:
     """The :class:`NodeStat` of a file node record (or of its stat fields alone)."""
-    blob = node.get("blobId")
+    get = node.get
     return NodeStat(
-        path=str(node.get("path")),
-        size=_int(node.get("size")),
-        mtime_ns=_int(node.get("mtimeNs")),
-        inode=_int(node.get("inode")),
-        blob_id=blob if isinstance(blob, str) else None,
-        format=_int(node.get("format")),
+        str(get("path")),
+        get("size") or 0,
+        get("mtimeNs") or 0,
+        get("inode") or 0,
+        get("blobId"),
+        get("format") or 0,
     )
 
 
 def node_of(node: Mapping[str, Any]) -> FileNode:
-    """Parse a file node record into a :class:`FileNode` (the one place that reads its keys)."""
-    language = node.get("language")
-    encoding, package, issue = node.get("tokenEncoding"), node.get("package"), node.get("issue")
-    in_git = node.get("matchesGitIndex")
+    """Parse a file node record into a :class:`FileNode` (the one place that reads its keys).
+
+    The record is this module's own (:func:`file_node`), so its values are taken as written;
+    a key an older format lacks reads as its default. Positional: a read view parses every
+    candidate a search explains.
+    """
+    get = node.get
     return FileNode(
-        path=str(node.get("path")),
-        language=language if isinstance(language, str) and language else None,
-        stat=stat_of(node),
-        token_count=_int(node.get("tokenCount")),
-        token_encoding=encoding if isinstance(encoding, str) else None,
-        lines=_int(node.get("lines")),
-        has_content=bool(node.get("hasContent")),
-        is_test=bool(node.get("isTest")),
-        is_config=bool(node.get("isConfig")),
-        binary=bool(node.get("binary")),
-        oversized=bool(node.get("oversized")),
-        undecodable=bool(node.get("undecodable")),
-        syntax_errors=bool(node.get("syntaxErrors")),
-        package=package if isinstance(package, str) else None,
-        matches_git_index=in_git if isinstance(in_git, bool) else None,
-        issue=issue if isinstance(issue, str) else None,
-        symbols=tuple(map(symbol_from_wire, node.get("symbols") or ())),
+        str(get("path")),
+        get("language") or None,
+        stat_of(node),
+        get("tokenCount") or 0,
+        get("tokenEncoding"),
+        get("lines") or 0,
+        bool(get("hasContent")),
+        bool(get("isTest")),
+        bool(get("isConfig")),
+        bool(get("binary")),
+        bool(get("oversized")),
+        bool(get("undecodable")),
+        bool(get("syntaxErrors")),
+        get("package"),
+        get("matchesGitIndex"),
+        get("issue"),
+        tuple(map(symbol_from_wire, get("symbols") or ())),
     )
 
 
@@ -203,10 +206,6 @@ _STAMP: Final = (
     "matchesGitIndex",
 )
 """The fields that change whenever anything a parsed node holds may have changed."""
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def outline_of(node: Mapping[str, Any], *, whole: bool = True) -> FileOutline | None:

@@ -366,7 +366,7 @@ class SearchService:
         if node is None:
             return None  # deleted since the index was read
         reasons: list[str] = []
-        path_overlap = len(query & set(terms(path)))
+        path_overlap = len(query & _name_terms(path))
         if path_overlap:
             reasons.append("path-name-match")
         symbols = _symbol_matches(node, query)
@@ -459,7 +459,8 @@ def _doc_of(node: FileNode, text: str | None) -> KeywordDoc:
 
 @functools.lru_cache(maxsize=65536)
 def _name_terms(name: str) -> frozenset[str]:
-    # Symbol names repeat across queries (every hit explains its file's symbols): split once.
+    # Symbol names and candidate paths repeat across queries (every candidate is explained
+    # by its path and its symbols): split once.
     return frozenset(terms(name))
 
 
