@@ -147,7 +147,9 @@ def compare(baseline: Path, files: int, write_docs: bool, corpus: Path | None = 
         f"cores, Python {platform.python_version()}. One store ({files:,} "
         f"{'generated files' if corpus is None else f'files of a copy of {corpus.name}'}, "
         f"keyword only), {QUERIES} random 1-4 term queries (100 for bundles, 8k budget, auto "
-        f"detail), {ROUNDS} alternating rounds per version. Before: `{baseline.name}`; after: "
+        f"detail), {ROUNDS} alternating rounds per version; wall-clock latency, and the CPU "
+        f"time of the calling thread (less sensitive to other load on a shared machine). "
+        f"Before: `{baseline.name}`; after: "
         f"this checkout. Reproduce: `.venv/bin/python bench/search.py --compare "
         f"<checkout of the old code> --write-docs`.",
         "",
@@ -158,6 +160,8 @@ def compare(baseline: Path, files: int, write_docs: bool, corpus: Path | None = 
         ("search", "search (SearchService.search, k=10)"),
         ("context", "context bundle (Workspace.context)"),
         ("sync_at_head", "keyword index catch-up check at the head (SearchService.sync)"),
+        ("search cpu", "search, CPU time of the calling thread"),
+        ("context cpu", "context bundle, CPU time of the calling thread"),
     ):
         before, after = figures["before"][name], figures["after"][name]
         lines.append(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from repocontext.index.walk import WalkOptions
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
+from repocontext.mcp.retrieval import sent
 from repocontext.wire.retrieval import (
     ChangedResult,
     IndexStatusResult,
@@ -107,7 +108,7 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
 
 def _index_status(workspace: Workspace) -> ToolSpec:
     @map_errors
-    def repocontext_index_status(repoId: RepoId) -> IndexStatusResult:
+    def repocontext_index_status(repoId: RepoId) -> Annotated[CallToolResult, IndexStatusResult]:
         """Report the last or current index run of a repository.
 
         `status`: `none` (never indexed), `running`, `completed` or `failed` (with
@@ -118,7 +119,7 @@ def _index_status(workspace: Workspace) -> ToolSpec:
         `issues` lists up to 50 skipped paths with the reason (vanished, unreadable,
         symlink_outside...). Unknown repoId: `repo.not_found`.
         """
-        return IndexStatusResult.of(workspace.index.status(repoId))
+        return sent(IndexStatusResult.of(workspace.index.status(repoId)))
 
     return ToolSpec("repocontext_index_status", repocontext_index_status, "Index status", READ_ONLY)
 
@@ -131,7 +132,7 @@ def _outline(workspace: Workspace) -> ToolSpec:
         maxSymbols: Annotated[
             int, Field(ge=1, le=MAX_OUTLINE_SYMBOLS, description="At most this many symbols.")
         ] = DEFAULT_OUTLINE_SYMBOLS,
-    ) -> OutlineResult:
+    ) -> Annotated[CallToolResult, OutlineResult]:
         """Return a file's outline from the index, without reading the file.
 
         `symbols[{kind, name, fullyQualifiedName, signature, startLine, endLine, children?}]`
@@ -143,14 +144,17 @@ def _outline(workspace: Workspace) -> ToolSpec:
         more than `maxSymbols` symbols (generated code) returns the first ones depth-first,
         with `truncated` true; `symbolCount` is its total.
         """
-        return OutlineResult.of(workspace.index.outline(repoId, path, max_symbols=maxSymbols))
+        view = workspace.index.outline(repoId, path, max_symbols=maxSymbols)
+        return sent(OutlineResult.of(view))
 
     return ToolSpec("repocontext_outline", repocontext_outline, "File outline", READ_ONLY)
 
 
 def _related(workspace: Workspace) -> ToolSpec:
     @map_errors
-    def repocontext_related(repoId: RepoId, path: RepoPath) -> RelatedResult:
+    def repocontext_related(
+        repoId: RepoId, path: RepoPath
+    ) -> Annotated[CallToolResult, RelatedResult]:
         """Return what a file imports and references, who depends on it, which tests cover it.
 
         Each of `imports`, `references`, `dependents`, `coveringTests` is a list of
@@ -161,7 +165,7 @@ def _related(workspace: Workspace) -> ToolSpec:
         Next: repocontext_outline on a related file, or repocontext_changed to see what a
         change impacts.
         """
-        return RelatedResult.of(workspace.index.related(repoId, path))
+        return sent(RelatedResult.of(workspace.index.related(repoId, path)))
 
     return ToolSpec("repocontext_related", repocontext_related, "Related files", READ_ONLY)
 
@@ -171,7 +175,7 @@ def _changed(workspace: Workspace) -> ToolSpec:
     def repocontext_changed(
         repoId: RepoId,
         path: Annotated[str | None, Field(description="Limit to this file or directory.")] = None,
-    ) -> ChangedResult:
+    ) -> Annotated[CallToolResult, ChangedResult]:
         """Compare the working tree with the index: what was added, updated, removed.
 
         Stat first, then content digest, so untouched files are not read. `impacted` lists
@@ -180,6 +184,6 @@ def _changed(workspace: Workspace) -> ToolSpec:
         `path.outside_workspace`). Nothing is written; re-run repocontext_bootstrap (or wait
         for the live reconcile) to bring the index up to date.
         """
-        return ChangedResult.of(workspace.index.changed(repoId, path))
+        return sent(ChangedResult.of(workspace.index.changed(repoId, path)))
 
     return ToolSpec("repocontext_changed", repocontext_changed, "Drift since indexing", READ_ONLY)

@@ -9,10 +9,15 @@ from pydantic import Field
 
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.pack.bundle import ContextRequest, wire_json
-from repocontext.wire.retrieval import ContextResultWire, SearchResultWire, StatsResultWire
+from repocontext.wire.retrieval import (
+    ContextResultWire,
+    SearchResultWire,
+    StatsResultWire,
+    WireResult,
+)
 from repocontext.workspace import Workspace
 
-__all__ = ["retrieval_tools"]
+__all__ = ["retrieval_tools", "sent"]
 
 MAX_K: Final = 100
 MAX_TOP: Final = 50
@@ -23,6 +28,17 @@ CONTEXT: Final = ToolAnnotations(
 )
 """Annotations of ``repocontext_context``: with a ``session`` it records what it sent (the
 session's receipts, 6 h); without one it writes nothing."""
+
+
+def sent(result: WireResult) -> CallToolResult:
+    """A tool result: the wire object as structured content, and as compact JSON text.
+
+    (The SDK renders a returned model's text indented: about 1.4 times the tokens.)
+    """
+    wire = result.wire()
+    return CallToolResult(
+        content=[TextContent(type="text", text=wire_json(wire))], structured_content=wire
+    )
 
 
 def retrieval_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -37,7 +53,7 @@ def _search(workspace: Workspace) -> ToolSpec:
         query: Annotated[str, Field(description="What you look for, in words or identifiers.")],
         k: Annotated[int, Field(description="Hits to return, 1..100 (clamped).")] = 10,
         scope: Annotated[str, Field(description="code, memory or all (unknown: code).")] = "code",
-    ) -> SearchResultWire:
+    ) -> Annotated[CallToolResult, SearchResultWire]:
         """Find the files of a repository that match a query, each with why it matched.
 
         Reasons come from a fixed vocabulary in a fixed order: path-name-match,
@@ -50,7 +66,7 @@ def _search(workspace: Workspace) -> ToolSpec:
             "memory" if scope == "memory" else "all" if scope == "all" else "code"
         )
         k = min(max(k, 1), MAX_K)
-        return SearchResultWire.of(workspace.search.search(repoId, query, k, picked))
+        return sent(SearchResultWire.of(workspace.search.search(repoId, query, k, picked)))
 
     return ToolSpec("repocontext_search", repocontext_search, "Search code", READ_ONLY)
 
@@ -96,10 +112,7 @@ def _context(workspace: Workspace) -> ToolSpec:
             known=tuple(known or ()),
             session=session or None,
         )
-        wire = ContextResultWire.of(workspace.context(request)).wire()
-        return CallToolResult(
-            content=[TextContent(type="text", text=wire_json(wire))], structured_content=wire
-        )
+        return sent(ContextResultWire.of(workspace.context(request)))
 
     return ToolSpec("repocontext_context", repocontext_context, "Context bundle", CONTEXT)
 
@@ -110,13 +123,13 @@ def _stats(workspace: Workspace) -> ToolSpec:
         windowSeconds: Annotated[
             float | None, Field(description="Window in seconds (default 3600, at most a week).")
         ] = None,
-    ) -> StatsResultWire:
+    ) -> Annotated[CallToolResult, StatsResultWire]:
         """Token economics of the context bundles this server sent in a recent window.
 
         `readsReplacedTokens` is what reading the delivered files whole would have cost;
         `netSavedTokens` = readsReplacedTokens - responseTokens (negative when bundles cost
         more than the reads they replaced).
         """
-        return StatsResultWire.of(workspace.call_stats.window(windowSeconds))
+        return sent(StatsResultWire.of(workspace.call_stats.window(windowSeconds)))
 
     return ToolSpec("repocontext_stats", repocontext_stats, "Token stats", READ_ONLY)

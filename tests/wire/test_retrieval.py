@@ -77,7 +77,9 @@ def run_calls(workspace: Workspace, calls: list[tuple[str, dict[str, Any]]]) -> 
     return anyio.run(run)
 
 
-def test_every_retrieval_tool_answers_what_its_output_schema_declares(workspace, tmp_path):
+def test_every_retrieval_tool_answers_what_its_output_schema_declares_as_compact_text(
+    workspace, tmp_path
+):
     (tmp_path / "ws" / "proj" / "pkg" / "engine.py").write_text("class Engine:\n    pass\n")
     context = {"repoId": "proj", "task": "engine start loop", "detail": "slices"}
     calls = [
@@ -101,7 +103,8 @@ def test_every_retrieval_tool_answers_what_its_output_schema_declares(workspace,
         assert not result.is_error, (name, result.content)
         assert schemas[name] is not None, name
         jsonschema.validate(result.structured_content, schemas[name])
-        assert json.loads(result.content[0].text) == result.structured_content, name
+        compact = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+        assert result.content[0].text == compact, name  # the same object, compact
     answers = [result.structured_content for _, result in results]
     assert answers[1]["hits"] and {h["entry"]["kind"] for h in answers[2]["hits"]} == {"memory"}
     assert answers[4]["reused"] and answers[5]["retryBudgetTokens"] > 150
