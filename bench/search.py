@@ -44,7 +44,7 @@ from repocontext.workspace import Workspace  # noqa: E402
 
 SECTION = "## Search (`bench/search.py`)"
 COMPARE_SECTION = "## Search before and after (`bench/search.py --compare`)"
-ROUNDS = 3
+ROUNDS = 4
 QUERIES = 300
 
 

@@ -180,32 +180,31 @@ class ParsedNodes:
         value = record.value if record is not None else None
         if not isinstance(value, dict):
             return None
-        stamp = tuple(value.get(name) for name in _STAMP)
+        get = value.get
+        # What changes whenever anything a parsed node holds may have changed.
+        stamp = (
+            get("format"),
+            get("blobId"),
+            get("size"),
+            get("mtimeNs"),
+            get("inode"),
+            get("tokenEncoding"),
+            get("tokenCount"),
+            get("matchesGitIndex"),
+        )
+        parsed = self._parsed
         with self._lock:
-            kept = self._parsed.get(key)
+            kept = parsed.get(key)
             if kept is not None and kept[0] == stamp:
-                self._parsed.move_to_end(key)
+                parsed.move_to_end(key)
                 return kept[1]
         node = node_of(value)
         with self._lock:
-            self._parsed[key] = (stamp, node)
-            self._parsed.move_to_end(key)
-            while len(self._parsed) > self._size:
-                self._parsed.popitem(last=False)
+            parsed[key] = (stamp, node)  # (a new key goes last; a replaced one is fresh too)
+            parsed.move_to_end(key)
+            if len(parsed) > self._size:
+                parsed.popitem(last=False)
         return node
-
-
-_STAMP: Final = (
-    "format",
-    "blobId",
-    "size",
-    "mtimeNs",
-    "inode",
-    "tokenEncoding",
-    "tokenCount",
-    "matchesGitIndex",
-)
-"""The fields that change whenever anything a parsed node holds may have changed."""
 
 
 def outline_of(node: Mapping[str, Any], *, whole: bool = True) -> FileOutline | None:
