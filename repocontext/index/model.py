@@ -178,7 +178,7 @@ class FileNode:
     Attributes:
         path: Repository-relative path.
         language: Language id, ``None`` for files without a parser (docs, config).
-        stat: The stat tuple, digest and node format.
+        blob_id: The git blob id of the bytes indexed (``None`` for a file not read).
         token_count: Exact tokens of the whole text (0 without text).
         token_encoding: The encoding ``token_count`` was counted with.
         lines: Lines of the text (0 without text).
@@ -194,14 +194,15 @@ class FileNode:
         issue: Why the file's text is missing, when it is.
         symbols: Top-level definitions with their nested ones.
 
-    The inputs of link resolution the record also holds (imports, references, member
-    references) are not part of it: only the indexer needs them, and it reads them with
+    The record's stat tuple is :class:`NodeStat` (what drift compares), and the inputs of link
+    resolution it also holds (imports, references, member references) are not part of it:
+    only the indexer needs them, and it reads them with
     :func:`~repocontext.index.nodes.outline_of`; read views parse what they use.
     """
 
     path: str
     language: str | None
-    stat: NodeStat
+    blob_id: str | None
     token_count: int = 0
     token_encoding: str | None = None
     lines: int = 0
@@ -216,11 +217,6 @@ class FileNode:
     matches_git_index: bool | None = None
     issue: str | None = None
     symbols: tuple[Symbol, ...] = ()
-
-    @property
-    def blob_id(self) -> str | None:
-        """The git blob id of the bytes indexed."""
-        return self.stat.blob_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -130,7 +130,7 @@ def node_of(node: Mapping[str, Any]) -> FileNode:
     return FileNode(
         str(get("path")),
         get("language") or None,
-        stat_of(node),
+        get("blobId"),
         get("tokenCount") or 0,
         get("tokenEncoding"),
         get("lines") or 0,

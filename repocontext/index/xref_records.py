@@ -22,6 +22,7 @@ from repocontext.store.keys import xref_key
 __all__ = [
     "MAX_USERS",
     "in_record",
+    "linked_paths",
     "links_of_out_record",
     "name_record",
     "out_record",
@@ -47,6 +48,16 @@ def stored_xref(store: Store, repo_id: str, name: str) -> dict[str, Any]:
     except InvalidKeyError:
         return {}
     return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+
+
+def linked_paths(store: Store, repo_id: str, name: str, field_name: str) -> list[str]:
+    """The paths of one link list of a stored ``out:``/``in:`` record (``imports``...).
+
+    Only the paths, without parsing the links: the graph signal of search reads the imports
+    of its top hits on every query.
+    """
+    wires = stored_xref(store, repo_id, name).get(field_name)
+    return [str(w["path"]) for w in wires if isinstance(w, dict)] if isinstance(wires, list) else []
 
 
 def stored_links(store: Store, repo_id: str, name: str) -> FileLinks:

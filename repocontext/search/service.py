@@ -35,7 +35,7 @@ from repocontext.errors import (
 )
 from repocontext.index.model import FileNode
 from repocontext.index.nodes import ParsedNodes, file_text, iter_symbols, node_of, read_file_node
-from repocontext.index.xref_records import stored_links
+from repocontext.index.xref_records import linked_paths
 from repocontext.search.hits import (
     FileEntry,
     Freshness,
@@ -299,8 +299,7 @@ class SearchService:
             return ranked
         related: set[str] = set()
         for hit in ranked[:GRAPH_SEEDS]:
-            links = stored_links(self.store, repo_id, f"out:{hit.path}")
-            related.update(link.path for link in links.imports)
+            related.update(linked_paths(self.store, repo_id, f"out:{hit.path}", "imports"))
         lift = GRAPH_SHARE * ranked[0].score
         tail = [
             dataclasses.replace(hit, score=round(hit.score + lift, 4))
