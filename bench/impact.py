@@ -266,8 +266,8 @@ def related_covering(ws: Workspace, repo_id: str, sources: list[str]) -> set[str
     """The covering tests ``related`` lists for the sources (a check on ``changed``)."""
     found: set[str] = set()
     for source in sources:
-        view = ws.related(repo_id, source)
-        found.update(str(link["path"]) for link in view.covering_tests if isinstance(link, dict))
+        view = ws.related(repo_id, source, limit=500)  # (the largest page)
+        found.update(link.path for link in view.covering_tests)
     return found
 
 

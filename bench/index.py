@@ -348,7 +348,7 @@ def serving_latency(data: Path, root: Path, repo_id: str, edit: Path) -> dict[st
 
 def symbol_names(workspace: Workspace, repo_id: str, path: str) -> set[str]:
     symbols = workspace.outline(repo_id, path).symbols
-    return {str(s["name"]) for s in symbols if isinstance(s, dict)}
+    return {s.name for s in symbols}
 
 
 def measure(

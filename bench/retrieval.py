@@ -243,7 +243,7 @@ def evaluate(mirror: Path, limit: int, backends: list[str], work: Path) -> dict[
             print(f"{name}: task {scores['keyword'].tasks}/{len(tasks)}", flush=True)
             for budget in BUDGETS:
                 bundle = first.context(ContextRequest(name, task.query, top=20, budget=budget))
-                carried = {e["path"] for e in bundle.wire["entries"] if e["content"]}
+                carried = {e.path for e in bundle.entries if e.content}
                 coverage[f"bundle-{budget}"].append(len(carried & set(answer)) / len(answer))
                 coverage[f"whole-{budget}"].append(
                     whole_file_coverage(baseline, tokens, answer, budget)

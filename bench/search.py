@@ -4,11 +4,17 @@ Measures, in one run: keyword search p50/p99 through ``SearchService.search`` (s
 FTS5 query, reranking, reasons), the bare FTS5 query, a pure-Python postings BM25 over the
 same documents (the engine we did not pick, as the baseline), and context bundles at an 8k
 budget. Run: ``.venv/bin/python bench/search.py [--write-docs]``.
+
+``--compare DIR`` times two code versions in one run instead: the store is indexed once (this
+checkout), then ``bench/_search_worker.py`` runs the same queries with ``DIR`` (e.g. a ``git
+worktree`` of ``main``) and with this checkout on ``PYTHONPATH``, alternating, and the p50/p95
+of search and context of both are reported (section "Search before and after").
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import platform
@@ -38,6 +44,8 @@ from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
 
 SECTION = "## Search (`bench/search.py`)"
+COMPARE_SECTION = "## Search before and after (`bench/search.py --compare`)"
+ROUNDS = 4
 QUERIES = 300
 
 
@@ -80,11 +88,105 @@ def timed(fn, queries: list[str]) -> list[float]:  # type: ignore[no-untyped-def
     return out
 
 
+def corpus_queries(tree: Path, count: int) -> list[str]:
+    """``count`` random 1-4 term queries from the vocabulary of the first 2,000 files."""
+    docs = {
+        p.relative_to(tree).as_posix(): p.read_text(errors="ignore")
+        for p in sorted(tree.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+    rng = random.Random(5)
+    vocabulary = sorted({t for text in list(docs.values())[:2000] for t in terms(text)})
+    return [" ".join(rng.sample(vocabulary, rng.randint(1, 4))) for _ in range(count)]
+
+
+def compare(baseline: Path, files: int, write_docs: bool, corpus: Path | None = None) -> int:
+    """Time search and context of ``baseline`` and of this checkout on one store, alternating."""
+    work = Path(tempfile.mkdtemp(prefix="rc-search-compare-"))
+    try:
+        tree = work / "ws" / "polyglot"
+        if corpus is None:
+            generate(tree, files, list(TEMPLATES))
+        else:
+            ignore = shutil.ignore_patterns(".git", ".venv", "*.pyc", "__pycache__", "fixtures")
+            shutil.copytree(corpus, tree, ignore=ignore)
+            files = sum(1 for p in tree.rglob("*") if p.is_file())
+        subprocess.run(["git", "init", "-q", str(tree)], check=True)
+        settings = Settings(
+            data_dir=work / "data", workspace_root=tree.parent, reconcile="off", embedder="off"
+        )
+        with Workspace.open(settings) as workspace:
+            workspace.bootstrap(tree, "poly", background=False)
+        queries = work / "queries.json"
+        queries.write_text(json.dumps(corpus_queries(tree, QUERIES)))
+        figures: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
+        for _ in range(ROUNDS):
+            for label, code in (("before", baseline), ("after", ROOT)):
+                env = {**os.environ, "PYTHONPATH": str(code)}
+                out = subprocess.run(
+                    [
+                        sys.executable,
+                        str(ROOT / "bench" / "_search_worker.py"),
+                        str(work / "data"),
+                        str(tree.parent),
+                        "poly",
+                        str(queries),
+                    ],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+                for name, values in json.loads(out.splitlines()[-1]).items():
+                    figures[label].setdefault(name, []).extend(values)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    lines = [
+        COMPARE_SECTION + (f" on {corpus.name}" if corpus else ""),
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, {os.cpu_count()} "
+        f"cores, Python {platform.python_version()}. One store ({files:,} "
+        f"{'generated files' if corpus is None else f'files of a copy of {corpus.name}'}, "
+        f"keyword only), {QUERIES} random 1-4 term queries (100 for bundles, 8k budget, auto "
+        f"detail), {ROUNDS} alternating rounds per version; wall-clock latency, and the CPU "
+        f"time of the calling thread (less sensitive to other load on a shared machine). "
+        f"Before: `{baseline.name}`; after: "
+        f"this checkout. Reproduce: `.venv/bin/python bench/search.py --compare "
+        f"<checkout of the old code> --write-docs`.",
+        "",
+        "| operation | before p50 ms | before p95 ms | after p50 ms | after p95 ms |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, title in (
+        ("search", "search (SearchService.search, k=10)"),
+        ("context", "context bundle (Workspace.context)"),
+        ("sync_at_head", "keyword index catch-up check at the head (SearchService.sync)"),
+        ("search cpu", "search, CPU time of the calling thread"),
+        ("context cpu", "context bundle, CPU time of the calling thread"),
+    ):
+        before, after = figures["before"][name], figures["after"][name]
+        lines.append(
+            f"| {title} | {percentile(before, 0.5):.2f} | {percentile(before, 0.95):.2f} "
+            f"| {percentile(after, 0.5):.2f} | {percentile(after, 0.95):.2f} |"
+        )
+    section = "\n".join([*lines, ""])
+    print(section)
+    if write_docs:
+        write_section(COMPARE_SECTION + (f" on {corpus.name}" if corpus else ""), section)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--compare", type=Path, help="checkout of the code to compare with")
+    parser.add_argument(
+        "--corpus", type=Path, help="with --compare: a copy of this tree instead of a generated one"
+    )
     args = parser.parse_args()
+    if args.compare is not None:
+        return compare(args.compare.resolve(), args.files, args.write_docs, args.corpus)
     work = Path(tempfile.mkdtemp(prefix="rc-search-bench-"))
     try:
         tree = work / "ws" / "polyglot"

@@ -10,6 +10,7 @@ codes; nothing below them ever returns an error value instead of raising.
     RepoContextError                      repocontext.error
     ├── InvalidInputError                 input.invalid
     │   └── WrongFamilyError              memory.wrong_family
+    ├── BudgetTooSmallError               context.budget_too_small
     ├── UnsupportedLanguageError          index.unsupported_language
     ├── IndexRunningError                 index.running
     ├── NotFoundError                     repo.not_found
@@ -58,6 +59,7 @@ __all__ = [
     "ArchiveEmptyRefusedError",
     "AuthConfigError",
     "AuthError",
+    "BudgetTooSmallError",
     "ClaimError",
     "ClaimRequiredError",
     "DangerousRootError",
@@ -123,6 +125,27 @@ class InvalidInputError(RepoContextError):
     """A parameter is malformed or out of range."""
 
     code = "input.invalid"
+
+
+class BudgetTooSmallError(RepoContextError):
+    """A response budget below the smallest possible answer (a budget is a hard ceiling).
+
+    Attributes:
+        budget: The budget asked for.
+        smallest: The smallest budget that is answered.
+    """
+
+    code = "context.budget_too_small"
+
+    def __init__(self, budget: int, smallest: int) -> None:
+        super().__init__(
+            f"a response of at most {budget} tokens cannot be sent: the smallest answer "
+            f"costs {smallest}",
+            hint=f"Call again with responseBudgetTokens of at least {smallest} "
+            "(a budget that fits entries is larger: see retryBudgetTokens in that answer).",
+        )
+        self.budget = budget
+        self.smallest = smallest
 
 
 class UnsupportedLanguageError(RepoContextError):

@@ -153,7 +153,7 @@ def test_reset_drops_the_code_index_and_keeps_memory_sessions_and_registration(
     assert info.indexed_commit is None
     assert workspace.index_status("proj").status == "none"
     assert workspace.health("proj").repository.verdict == "building"  # type: ignore[union-attr]
-    assert workspace.search(SearchRequest.of("proj", "compute engine")).hits == []
+    assert workspace.search(SearchRequest.of("proj", "compute engine")).hits == ()
     memory = workspace.search(SearchRequest.of("proj", "engine pure", scope="memory"))
     assert [h.key for h in memory.hits] == [key]
     assert workspace.store.get(VECTOR_METADATA, vec_key("proj", "status")) is None
@@ -167,7 +167,7 @@ def test_an_open_keyword_index_follows_a_reset_made_by_another_process(
     key = populate_memory_and_session(workspace, "proj")
     assert workspace.search(SearchRequest.of("proj", "compute engine")).hits
     reset_index_records(workspace.store, "proj")
-    assert workspace.search(SearchRequest.of("proj", "compute engine")).hits == []
+    assert workspace.search(SearchRequest.of("proj", "compute engine")).hits == ()
     memory = workspace.search(SearchRequest.of("proj", "engine pure", scope="memory"))
     assert [h.key for h in memory.hits] == [key]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +23,13 @@ from repocontext.index.run.status import IndexProgress
 from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE
 from repocontext.settings import Settings
 from repocontext.store import Store
+from repocontext.wire.retrieval import (
+    ChangedResult,
+    IndexStatusResult,
+    OutlineResult,
+    RelatedResult,
+    WireResult,
+)
 from repocontext.workspace import Workspace
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "JsonOption",
     "RepoIdOption",
     "emit",
+    "emit_wire",
     "open_workspace",
     "pick_repo",
     "register",
@@ -104,7 +112,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         )
                 workspace.wait_embedded(status.repo_id)
                 status = workspace.index_status(status.repo_id)
-            emit(status, as_json, _status_text)
+            emit_wire(IndexStatusResult.of(status), as_json, _status_text)
 
     @app.command()
     def status(
@@ -113,7 +121,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Show the last or current index run of a repository."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             report = workspace.index_status(pick_repo(workspace, repo_id))
-            emit(report, as_json, _status_text)
+            emit_wire(IndexStatusResult.of(report), as_json, _status_text)
 
     @app.command()
     def outline(
@@ -130,7 +138,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             repo = pick_repo(workspace, repo_id)
             view = workspace.outline(repo, path, max_symbols=max_symbols)
-            emit(view, as_json, _outline_text)
+            emit_wire(OutlineResult.of(view), as_json, _outline_text)
 
     @app.command()
     def related(
@@ -149,7 +157,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             checked_range("limit", limit, 1, MAX_RELATED_PAGE)
             repo = pick_repo(workspace, repo_id)
             view = workspace.related(repo, path, offset=offset, limit=limit)
-            emit(view, as_json, _related_text)
+            emit_wire(RelatedResult.of(view), as_json, _related_text)
 
     @app.command()
     def changed(
@@ -161,7 +169,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Print what changed on disk since the last index run, and what it impacts."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             report = workspace.changed(pick_repo(workspace, repo_id), path)
-            emit(report, as_json, _changed_text)
+            emit_wire(ChangedResult.of(report), as_json, _changed_text)
 
 
 class _ProgressBar:
@@ -249,6 +257,15 @@ def emit(value: Any, as_json: bool, text: Any) -> None:
         typer.echo(text(_plain(value)))
 
 
+def emit_wire(result: WireResult, as_json: bool, text: Callable[[dict[str, Any]], str]) -> None:
+    """Print a tool result: its wire JSON (what the MCP tool sends), or rendered by ``text``.
+
+    ``text`` receives the same camelCase object.
+    """
+    wire = result.wire()
+    typer.echo(json.dumps(wire, indent=2) if as_json else text(wire))
+
+
 def to_wire(value: Any) -> Any:
     """``value`` with every dataclass as a dict of camelCase field names (the MCP wire form).
 
@@ -278,8 +295,8 @@ def _plain(value: Any) -> Any:
 def _status_text(status: dict[str, Any]) -> str:
     counters = status.get("counters") or {}
     lines = [
-        f"{status['repo_id']}: {status['status']} (phase {status.get('phase')}, "
-        f"attempt {status.get('attempt')}, {status.get('elapsed_ms')} ms)"
+        f"{status['repoId']}: {status['status']} (phase {status.get('phase')}, "
+        f"attempt {status.get('attempt')}, {status.get('elapsedMs')} ms)"
     ]
     lines += [f"  {name}: {value}" for name, value in counters.items()]
     error = status.get("error")
@@ -293,11 +310,11 @@ def _status_text(status: dict[str, Any]) -> str:
 def _outline_text(view: dict[str, Any]) -> str:
     if not view["exists"]:
         return "not indexed"
-    lines = [f"{view['language'] or 'unknown language'} · {view['token_count']} tokens"]
-    if view["syntax_errors"]:
+    lines = [f"{view['language'] or 'unknown language'} · {view['tokenCount']} tokens"]
+    if view["syntaxErrors"]:
         lines.append("(syntax errors: the outline may miss definitions; read the file to be sure)")
     if view["truncated"]:
-        lines.append(f"(the first of its {view['symbol_count']} symbols, depth-first)")
+        lines.append(f"(the first of its {view['symbolCount']} symbols, depth-first)")
 
     def walk(symbols: list[dict[str, Any]], depth: int) -> None:
         for s in symbols:
@@ -315,7 +332,7 @@ def _related_text(view: dict[str, Any]) -> str:
     if not view["exists"]:
         return "not indexed"
     lines: list[str] = []
-    for section in ("imports", "references", "dependents", "covering_tests"):
+    for section in ("imports", "references", "dependents", "coveringTests"):
         lines.append(f"{section}:")
         lines += [f"  {link['path']}  ({link['reason']})" for link in view[section]]
     if view["truncated"]:
@@ -324,7 +341,7 @@ def _related_text(view: dict[str, Any]) -> str:
 
 
 def _changed_text(report: dict[str, Any]) -> str:
-    lines = [f"checked {report['checked_files']} files in {report['elapsed_ms']} ms"]
+    lines = [f"checked {report['checkedFiles']} files in {report['elapsedMs']} ms"]
     for section in ("added", "updated", "removed"):
         lines += [f"{section[0].upper()} {path}" for path in report[section]]
     lines += [f"impacted {item['path']}  ({item['reason']})" for item in report["impacted"]]

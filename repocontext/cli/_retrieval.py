@@ -14,6 +14,7 @@ from repocontext.cli._index import (
     JsonOption,
     RepoIdOption,
     emit,
+    emit_wire,
     open_workspace,
     pick_repo,
 )
@@ -29,7 +30,7 @@ from repocontext.pack.request import (
     ContextRequest,
 )
 from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SearchRequest
-from repocontext.search.service import SearchResult
+from repocontext.wire.retrieval import ContextResultWire, SearchResultWire
 
 __all__ = ["register"]
 
@@ -52,7 +53,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             request = SearchRequest.of(pick_repo(workspace, repo_id), query, k, scope)
             result = workspace.search(request)
-            emit(_search_wire(result), as_json, _search_text)
+            emit_wire(SearchResultWire.of(result), as_json, _search_text)
 
     @app.command()
     def context(
@@ -79,11 +80,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 detail=detail,
                 session=session,
             )
-            bundle = workspace.context(request)
-            if as_json:
-                typer.echo(wire_json(bundle.wire))
-            else:
-                typer.echo(_context_text(bundle.wire))
+            wire = ContextResultWire.of(workspace.context(request)).wire()
+            typer.echo(wire_json(wire) if as_json else _context_text(wire))
 
     @app.command()
     def stats(
@@ -121,27 +119,6 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                     hint="Start one with `make run` or `repocontext serve --transport http`.",
                 ) from exc
             emit(figures, as_json, lambda f: "\n".join(f"{k}: {v}" for k, v in f.items()))
-
-
-def _search_wire(result: SearchResult) -> dict[str, Any]:
-    """The ``repocontext_search`` result (camelCase; a hit's matched symbols stay internal)."""
-    hits = [
-        {
-            "key": hit.key,
-            "path": hit.path,
-            "score": hit.score,
-            "reasons": hit.reasons,
-            "entry": hit.entry,
-            "lines": list(hit.lines) if hit.lines else None,
-        }
-        for hit in result.hits
-    ]
-    return {
-        "mode": result.mode,
-        "retrievalPath": result.retrieval_path,
-        "hits": hits,
-        "freshness": result.freshness,
-    }
 
 
 def _search_text(wire: dict[str, Any]) -> str:

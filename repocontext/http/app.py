@@ -34,12 +34,14 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
+from pydantic import JsonValue
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook
 from repocontext.errors import InvalidInputError, RepoContextError
 from repocontext.store.clock import iso_utc
 from repocontext.telemetry import CONTENT_TYPE, Telemetry
+from repocontext.wire.retrieval import StatsResultWire
 from repocontext.workspace import Workspace
 
 __all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "MAX_BODY_BYTES", "create_app"]
@@ -295,17 +297,10 @@ async def _live() -> dict[str, str]:
     return {"status": "live"}
 
 
-def _stats_route(workspace: Workspace) -> Callable[..., dict[str, int | float]]:
-    def stats(windowSeconds: float | None = None) -> dict[str, int | float]:
-        """The figures of ``repocontext_stats`` for this process."""
-        window = workspace.usage(windowSeconds)
-        return {
-            "calls": window.calls,
-            "responseTokens": window.response_tokens,
-            "readsReplacedTokens": window.reads_replaced_tokens,
-            "netSavedTokens": window.net_saved_tokens,
-            "windowSeconds": window.window_seconds,
-        }
+def _stats_route(workspace: Workspace) -> Callable[..., dict[str, JsonValue]]:
+    def stats(windowSeconds: float | None = None) -> dict[str, JsonValue]:
+        """The figures of ``repocontext_stats`` for this process (its wire form)."""
+        return StatsResultWire.of(workspace.usage(windowSeconds)).wire()
 
     return stats
 

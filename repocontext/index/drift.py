@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from repocontext.errors import InvalidInputError, PathOutsideWorkspaceError
 from repocontext.index.files.fingerprint import (
@@ -20,10 +20,11 @@ from repocontext.index.files.fingerprint import (
     is_binary,
     is_binary_file,
 )
-from repocontext.index.files.nodes import stat_matches
+from repocontext.index.files.nodes import NODE_FORMAT
 from repocontext.index.files.roots import is_directory, resolve_path
 from repocontext.index.files.walk import WalkOptions, keyable, walk
-from repocontext.index.projections.xref_records import stored_xref
+from repocontext.index.model import NodeStat
+from repocontext.index.projections.xref_records import stored_links
 from repocontext.store import Store
 
 __all__ = ["DriftReport", "ImpactedFile", "detect_drift", "scope_matches", "scope_prefix"]
@@ -102,7 +103,7 @@ def detect_drift(
     store: Store,
     repo_id: str,
     root: Path,
-    nodes: dict[str, dict[str, Any]],
+    nodes: Mapping[str, NodeStat],
     *,
     scope: str | None = None,
     options: WalkOptions | None = None,
@@ -128,14 +129,14 @@ def detect_drift(
         if node is None:
             if _indexed_when_run(root, repo_id, entry.path, skip_binary):
                 added.append(entry.path)
-        elif not stat_matches(node, entry.size, entry.mtime_ns, entry.inode):
+        elif not node.matches(entry.size, entry.mtime_ns, entry.inode, NODE_FORMAT):
             try:
                 data = (root / entry.path).read_bytes()
             except OSError:
                 continue
             if skip_binary and is_binary(data[:BINARY_PROBE_BYTES]):
                 turned_binary.add(entry.path)  # a run drops it: removed, as a run would say
-            elif git_blob_id(data) != node.get("blobId"):
+            elif git_blob_id(data) != node.blob_id:
                 updated.append(entry.path)
     on_disk = {e.path for e in entries} - turned_binary
     removed = sorted(
@@ -171,12 +172,11 @@ def _impacted(
     store: Store, repo_id: str, paths: list[str], changed: set[str]
 ) -> list[ImpactedFile]:
     found: dict[str, str] = {}
-    records = [(path, stored_xref(store, repo_id, f"in:{path}")) for path in paths]
+    records = [(path, stored_links(store, repo_id, f"in:{path}")) for path in paths]
     # Covering tests first, of every changed file: a test that covers one changed file and
     # merely depends on another is reported as covering the first.
-    for field_name, verb in (("coveringTests", "covers"), ("dependents", "depends on")):
-        for path, value in records:
-            for link in value.get(field_name) or []:
-                if isinstance(link, dict):
-                    found.setdefault(str(link["path"]), f"{verb} {path} ({link.get('reason')})")
+    for verb in ("covers", "depends on"):
+        for path, links in records:
+            for link in links.covering_tests if verb == "covers" else links.dependents:
+                found.setdefault(link.path, f"{verb} {path} ({link.reason})")
     return [ImpactedFile(p, reason) for p, reason in sorted(found.items()) if p not in changed]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from typing import Any, Final, TypeVar
 
@@ -10,10 +10,16 @@ __all__ = [
     "IMPORT",
     "REFERENCE",
     "TEST",
+    "FileLinks",
+    "FileNode",
     "FileOutline",
     "ImportRef",
     "Link",
+    "NodeStat",
+    "RelatedLink",
     "Symbol",
+    "count_tree",
+    "first_of_tree",
     "pickled_by_fields",
 ]
 
@@ -142,3 +148,138 @@ class Link:
     kind: str
     reason: str
     names: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True, slots=True)
+class NodeStat:
+    """The fields of a stored file node the fast path compares with the file on disk.
+
+    Attributes:
+        path: Repository-relative path.
+        size: Size in bytes when indexed.
+        mtime_ns: Modification time (nanoseconds) when indexed.
+        inode: Inode number when indexed.
+        blob_id: The git blob id of the bytes indexed (``None`` for a file not read).
+        format: The node format it was written with (an older one is parsed again).
+    """
+
+    path: str
+    size: int
+    mtime_ns: int
+    inode: int
+    blob_id: str | None
+    format: int
+
+    def matches(self, size: int, mtime_ns: int, inode: int, node_format: int) -> bool:
+        """Whether the file's stat tuple (and the node format) are the ones indexed."""
+        return (
+            self.format == node_format
+            and self.size == size
+            and self.mtime_ns == mtime_ns
+            and self.inode == inode
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FileNode:
+    """A stored file node (``repo/{id}/file/{path}``), parsed once from its record.
+
+    Attributes:
+        path: Repository-relative path.
+        language: Language id, ``None`` for files without a parser (docs, config).
+        blob_id: The git blob id of the bytes indexed (``None`` for a file not read).
+        token_count: Exact tokens of the whole text (0 without text).
+        token_encoding: The encoding ``token_count`` was counted with.
+        lines: Lines of the text (0 without text).
+        has_content: Whether the text is stored (not binary, oversized or undecodable).
+        is_test: Classified as a test file.
+        is_config: Classified as a configuration file.
+        binary: Skipped as binary.
+        oversized: Over the size cap.
+        undecodable: Not UTF-8.
+        syntax_errors: The parser met a syntax error (the outline is best effort).
+        package: The declared package or namespace, or the manifest name.
+        matches_git_index: Whether the blob id equals git's index entry (``None``: no entry).
+        issue: Why the file's text is missing, when it is.
+        symbols: Top-level definitions with their nested ones.
+
+    The record's stat tuple is :class:`NodeStat` (what drift compares), and the inputs of link
+    resolution it also holds (imports, references, member references) are not part of it:
+    only the indexer needs them, and it reads them with
+    :func:`~repocontext.index.files.nodes.outline_of`; read views parse what they use.
+    """
+
+    path: str
+    language: str | None
+    blob_id: str | None
+    token_count: int = 0
+    token_encoding: str | None = None
+    lines: int = 0
+    has_content: bool = False
+    is_test: bool = False
+    is_config: bool = False
+    binary: bool = False
+    oversized: bool = False
+    undecodable: bool = False
+    syntax_errors: bool = False
+    package: str | None = None
+    matches_git_index: bool | None = None
+    issue: str | None = None
+    symbols: tuple[Symbol, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedLink:
+    """One stored link of a file, seen from that file.
+
+    Attributes:
+        path: The file at the other end.
+        reason: Why the link was made (``python import pkg.util``, ``naming test_util.py``).
+        names: Symbol names involved, when known.
+    """
+
+    path: str
+    reason: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FileLinks:
+    """The stored links of one file, from its ``out:`` or its ``in:`` record.
+
+    An ``out:`` record holds imports and references, an ``in:`` record dependents and covering
+    tests; the lists a record does not hold are empty.
+
+    Attributes:
+        imports: Files it imports.
+        references: Files defining names it uses.
+        dependents: Files importing or referencing it.
+        covering_tests: Tests that cover it.
+    """
+
+    imports: tuple[RelatedLink, ...] = ()
+    references: tuple[RelatedLink, ...] = ()
+    dependents: tuple[RelatedLink, ...] = ()
+    covering_tests: tuple[RelatedLink, ...] = ()
+
+
+def count_tree(symbols: tuple[Symbol, ...]) -> int:
+    """How many symbols a symbol tree holds, nested ones included."""
+    return sum(1 + count_tree(s.children) for s in symbols)
+
+
+def first_of_tree(symbols: tuple[Symbol, ...], budget: int) -> tuple[Symbol, ...]:
+    """The first ``budget`` symbols of a tree in depth-first order, nested as they are."""
+    left = [budget]
+
+    def take(level: tuple[Symbol, ...]) -> tuple[Symbol, ...]:
+        kept: list[Symbol] = []
+        for symbol in level:
+            if left[0] <= 0:
+                break
+            left[0] -= 1
+            children = take(symbol.children) if symbol.children else ()
+            kept.append(replace(symbol, children=children))
+        return tuple(kept)
+
+    return take(symbols)

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -28,12 +28,13 @@ from repocontext.errors import (
     RepoContextError,
 )
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
-from repocontext.index.files.nodes import count_symbols, file_text, first_symbols, load_stat_fields
+from repocontext.index.files.nodes import file_text, load_stat_fields, read_file_node, stat_of
 from repocontext.index.files.roots import checked_root, file_path, is_under
 from repocontext.index.files.walk import WalkOptions, keyable
+from repocontext.index.model import RelatedLink, Symbol, count_tree, first_of_tree
 from repocontext.index.projections.projection import ProjectionState
 from repocontext.index.projections.projection_writer import load_projections
-from repocontext.index.projections.xref_records import stored_xref
+from repocontext.index.projections.xref_records import stored_links
 from repocontext.index.run._collector import collector_paused
 from repocontext.index.run.job import IndexJob
 from repocontext.index.run.status import (
@@ -43,8 +44,8 @@ from repocontext.index.run.status import (
     pid_alive,
     recorded_status,
 )
-from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store, Value, repo_record
-from repocontext.store.keys import file_key, repo_key, vec_key
+from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store, repo_record
+from repocontext.store.keys import repo_key, vec_key
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = ["IndexService", "OutlineView", "RelatedView"]
@@ -62,12 +63,22 @@ _LOCK_POLL_S: Final = 0.05
 
 @dataclass(frozen=True, slots=True)
 class OutlineView:
-    """A file's outline as stored."""
+    """A file's outline as stored (what ``repocontext_outline`` returns).
+
+    Attributes:
+        exists: Whether the path has a node.
+        language: Its language id (``None``: no parser, no symbols).
+        token_count: Exact tokens of the whole file (``None`` when it does not exist).
+        symbols: The kept symbols, nested (the first ``max_symbols``, depth first).
+        syntax_errors: The parser met a syntax error (the outline is best effort).
+        symbol_count: The file's total symbols, nested ones included.
+        truncated: Fewer symbols kept than the file has.
+    """
 
     exists: bool
     language: str | None = None
     token_count: int | None = None
-    symbols: list[Value] = field(default_factory=list)
+    symbols: tuple[Symbol, ...] = ()
     syntax_errors: bool = False
     symbol_count: int = 0
     truncated: bool = False
@@ -75,13 +86,23 @@ class OutlineView:
 
 @dataclass(frozen=True, slots=True)
 class RelatedView:
-    """A file's links, each with the reason it was made."""
+    """A file's links, each with the reason it was made (``repocontext_related``).
+
+    Attributes:
+        exists: Whether the path has a node.
+        imports: Files it imports.
+        references: Files defining names it uses.
+        dependents: Files importing or referencing it.
+        covering_tests: Tests that cover it.
+        truncated: Some list holds more than this page.
+        next_offset: The ``offset`` of the next page, when ``truncated``.
+    """
 
     exists: bool
-    imports: list[Value] = field(default_factory=list)
-    references: list[Value] = field(default_factory=list)
-    dependents: list[Value] = field(default_factory=list)
-    covering_tests: list[Value] = field(default_factory=list)
+    imports: tuple[RelatedLink, ...] = ()
+    references: tuple[RelatedLink, ...] = ()
+    dependents: tuple[RelatedLink, ...] = ()
+    covering_tests: tuple[RelatedLink, ...] = ()
     truncated: bool = False
     next_offset: int | None = None
 
@@ -246,18 +267,19 @@ class IndexService:
         the file's total either way.
         """
         path = file_path(self._repo(repo_id), path)
-        node = self._node(repo_id, path)
+        node = read_file_node(self.store, repo_id, path)
         if node is None:
             return OutlineView(exists=False)
-        symbols = list(node.get("symbols") or [])
-        total = count_symbols(symbols)
-        kept = symbols if max_symbols is None else first_symbols(symbols, max(max_symbols, 0))
+        total = count_tree(node.symbols)
+        kept = node.symbols
+        if max_symbols is not None and total > max_symbols:
+            kept = first_of_tree(node.symbols, max(max_symbols, 0))
         return OutlineView(
             exists=True,
-            language=node.get("language"),
-            token_count=node.get("tokenCount"),
+            language=node.language,
+            token_count=node.token_count,
             symbols=kept,
-            syntax_errors=bool(node.get("syntaxErrors")),
+            syntax_errors=node.syntax_errors,
             symbol_count=total,
             truncated=max_symbols is not None and total > max_symbols,
         )
@@ -271,24 +293,30 @@ class IndexService:
         ``next_offset``, the ``offset`` of the next page) says some list holds more.
         """
         path = file_path(self._repo(repo_id), path)
-        if self._node(repo_id, path) is None:
+        if read_file_node(self.store, repo_id, path) is None:
             return RelatedView(exists=False)
-        out = self._xref(repo_id, f"out:{path}")
-        back = self._xref(repo_id, f"in:{path}")
-        lists = [out.get("imports"), out.get("references"), back.get("dependents")]
-        lists.append(back.get("coveringTests"))
-        whole = [list(items) if isinstance(items, list) else [] for items in lists]
+        out = stored_links(self.store, repo_id, f"out:{path}")
+        back = stored_links(self.store, repo_id, f"in:{path}")
+        whole = (out.imports, out.references, back.dependents, back.covering_tests)
         more = any(len(items) > offset + limit for items in whole)
         imports, references, dependents, tests = (i[offset : offset + limit] for i in whole)
         return RelatedView(
-            True, imports, references, dependents, tests, more, offset + limit if more else None
+            exists=True,
+            imports=imports,
+            references=references,
+            dependents=dependents,
+            covering_tests=tests,
+            truncated=more,
+            next_offset=offset + limit if more else None,
         )
 
     def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:
         """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
         repo = self._repo(repo_id)
         root = checked_root(repo_id, repo, Path(str(repo.get("root"))))
-        nodes = load_stat_fields(self.store, repo_id)
+        nodes = {
+            path: stat_of(fields) for path, fields in load_stat_fields(self.store, repo_id).items()
+        }
         return detect_drift(
             self.store,
             repo_id,
@@ -454,13 +482,6 @@ class IndexService:
         if repo is None:
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return repo
-
-    def _node(self, repo_id: str, path: str) -> dict[str, Any] | None:
-        record = self.store.get(STRUCTURAL, file_key(repo_id, path))
-        return record.value if record is not None and isinstance(record.value, dict) else None
-
-    def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
-        return stored_xref(self.store, repo_id, name)
 
 
 def _changed(progress: IndexProgress) -> bool:

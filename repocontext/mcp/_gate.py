@@ -23,11 +23,11 @@ from typing import Final, Literal, ParamSpec, TypeVar
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel
 
 from repocontext.auth import current_grant
 from repocontext.errors import RepoContextError
+from repocontext.wire._base import WireModel
 
 __all__ = [
     "READ_ONLY",
@@ -51,12 +51,6 @@ READ_ONLY: Final = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 INTERNAL_CODE: Final = "internal.error"
 MAX_ERROR_CHARS: Final = 1000
 """No error message or hint sent to a client is longer (it could otherwise echo input)."""
-
-
-class WireModel(BaseModel):
-    """Base of every tool result: camelCase on the wire, immutable."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated, Final
 
-from mcp.types import ToolAnnotations
-from pydantic import Field, JsonValue
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
 
-from repocontext.index.drift import DriftReport
 from repocontext.index.files.walk import WalkOptions
-from repocontext.index.run.status import IndexStatus
 from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import (
     NewRepoId,
     OptionalRelPath,
@@ -20,6 +17,13 @@ from repocontext.mcp._params import (
     RepoId,
     Text,
     WorkspacePath,
+)
+from repocontext.mcp.retrieval import sent
+from repocontext.wire.retrieval import (
+    ChangedResult,
+    IndexStatusResult,
+    OutlineResult,
+    RelatedResult,
 )
 from repocontext.workspace import Workspace
 
@@ -38,83 +42,9 @@ Globs = Annotated[
 ]
 
 
-class IndexStatusResult(WireModel):
-    """Result of ``repocontext_index_status`` and ``repocontext_bootstrap``."""
-
-    repo_id: str
-    status: str
-    phase: str | None
-    counters: dict[str, JsonValue]
-    attempt: int
-    started_at: str | None
-    finished_at: str | None
-    elapsed_ms: int
-    error: dict[str, JsonValue] | None = None
-    issues: list[JsonValue] = Field(default_factory=list)
-
-    @classmethod
-    def of(cls, status: IndexStatus) -> IndexStatusResult:
-        """Build the wire form of an :class:`IndexStatus`."""
-        return cls.model_validate(dataclasses.asdict(status))
-
-
 DEFAULT_OUTLINE_SYMBOLS: Final = 2000
 """Symbols an outline returns unless asked for more (a generated file may hold 10,000)."""
 MAX_OUTLINE_SYMBOLS: Final = 50_000
-
-
-class OutlineResult(WireModel):
-    """Result of ``repocontext_outline``."""
-
-    exists: bool
-    language: str | None
-    token_count: int | None
-    symbols: list[JsonValue]
-    syntax_errors: bool = False
-    symbol_count: int = 0
-    truncated: bool = False
-
-
-class RelatedResult(WireModel):
-    """Result of ``repocontext_related``."""
-
-    exists: bool
-    imports: list[JsonValue]
-    references: list[JsonValue]
-    dependents: list[JsonValue]
-    covering_tests: list[JsonValue]
-    truncated: bool = False
-    next_offset: int | None = None
-
-
-class ImpactedEntry(WireModel):
-    """One impacted file."""
-
-    path: str
-    reason: str
-
-
-class ChangedResult(WireModel):
-    """Result of ``repocontext_changed``."""
-
-    added: list[str]
-    updated: list[str]
-    removed: list[str]
-    impacted: list[ImpactedEntry]
-    checked_files: int
-    elapsed_ms: int
-
-    @classmethod
-    def of(cls, report: DriftReport) -> ChangedResult:
-        """Build the wire form of a :class:`DriftReport`."""
-        return cls(
-            added=report.added,
-            updated=report.updated,
-            removed=report.removed,
-            impacted=[ImpactedEntry(path=i.path, reason=i.reason) for i in report.impacted],
-            checked_files=report.checked_files,
-            elapsed_ms=report.elapsed_ms,
-        )
 
 
 def index_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -188,14 +118,14 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
 
 def _index_status(workspace: Workspace) -> ToolSpec:
     @map_errors
-    def repocontext_index_status(repoId: RepoId) -> IndexStatusResult:
+    def repocontext_index_status(repoId: RepoId) -> Annotated[CallToolResult, IndexStatusResult]:
         """Report the last or current index run of a repository.
 
         `status`: `none`, `running`, `completed` or `failed` (with `error{code, message}`;
         `index.interrupted` when the indexing process died). `issues` lists up to 50
         skipped paths with the reason. Unknown repoId: `repo.not_found`.
         """
-        return IndexStatusResult.of(workspace.index_status(repoId))
+        return sent(IndexStatusResult.of(workspace.index_status(repoId)))
 
     return ToolSpec("repocontext_index_status", repocontext_index_status, "Index status", READ_ONLY)
 
@@ -208,7 +138,7 @@ def _outline(workspace: Workspace) -> ToolSpec:
         maxSymbols: Annotated[
             int, Field(ge=1, le=MAX_OUTLINE_SYMBOLS, description="At most this many symbols.")
         ] = DEFAULT_OUTLINE_SYMBOLS,
-    ) -> OutlineResult:
+    ) -> Annotated[CallToolResult, OutlineResult]:
         """Return a file's outline from the index, without reading the file.
 
         Lines are 1-based inclusive; `tokenCount` is the whole file's (o200k). `syntaxErrors`:
@@ -217,7 +147,7 @@ def _outline(workspace: Workspace) -> ToolSpec:
         `maxSymbols` symbols: the first ones depth-first, `truncated` true.
         """
         view = workspace.outline(repoId, path, max_symbols=maxSymbols)
-        return OutlineResult.model_validate(dataclasses.asdict(view))
+        return sent(OutlineResult.of(view))
 
     return ToolSpec("repocontext_outline", repocontext_outline, "File outline", READ_ONLY)
 
@@ -231,7 +161,7 @@ def _related(workspace: Workspace) -> ToolSpec:
         limit: Annotated[
             int, Field(ge=1, le=MAX_RELATED_PAGE, description="Items per list.")
         ] = RELATED_PAGE,
-    ) -> RelatedResult:
+    ) -> Annotated[CallToolResult, RelatedResult]:
         """Return what a file imports and references, who depends on it, which tests cover it.
 
         Each of `imports`, `references`, `dependents`, `coveringTests` is a list of
@@ -240,7 +170,7 @@ def _related(workspace: Workspace) -> ToolSpec:
         says one holds more: call again with `offset` = `nextOffset`.
         """
         view = workspace.related(repoId, path, offset=offset, limit=limit)
-        return RelatedResult.model_validate(dataclasses.asdict(view))
+        return sent(RelatedResult.of(view))
 
     return ToolSpec("repocontext_related", repocontext_related, "Related files", READ_ONLY)
 
@@ -252,13 +182,13 @@ def _changed(workspace: Workspace) -> ToolSpec:
         path: Annotated[
             OptionalRelPath, Field(description="Limit to this file or directory.")
         ] = None,
-    ) -> ChangedResult:
+    ) -> Annotated[CallToolResult, ChangedResult]:
         """Compare the working tree with the index: what was added, updated, removed.
 
         Stat first, then git blob id; nothing is written. `impacted`: dependents and
         covering tests of the changes, with the reason. `path` narrows the check to a file
         or directory of the repository.
         """
-        return ChangedResult.of(workspace.changed(repoId, path))
+        return sent(ChangedResult.of(workspace.changed(repoId, path)))
 
     return ToolSpec("repocontext_changed", repocontext_changed, "Drift since indexing", READ_ONLY)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
-from mcp.types import CallToolResult, TextContent
-from pydantic import Field, JsonValue
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
 
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import Id, Name, RepoId, Text
 from repocontext.pack.bundle import wire_json
 from repocontext.pack.request import (
@@ -21,80 +21,34 @@ from repocontext.pack.request import (
 )
 from repocontext.pack.stats import MAX_WINDOW_S
 from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SearchRequest
-from repocontext.search.service import SearchResult
+from repocontext.wire.retrieval import (
+    ContextResultWire,
+    SearchResultWire,
+    StatsResultWire,
+    WireResult,
+)
 from repocontext.workspace import Workspace
 
-__all__ = ["retrieval_tools"]
+__all__ = ["retrieval_tools", "sent"]
 
 MAX_SEEN: Final = 10_000
 """Receipts (or known files) one call may name."""
+CONTEXT: Final = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
+)
+"""Annotations of ``repocontext_context``: with a ``session`` it records what it sent (the
+session's receipts, 6 h); without one it writes nothing."""
 
 
-class SearchHitWire(WireModel):
-    """One hit of ``repocontext_search``."""
+def sent(result: WireResult) -> CallToolResult:
+    """A tool result: the wire object as structured content, and as compact JSON text.
 
-    key: str
-    path: str | None = None
-    score: float
-    reasons: list[str]
-    entry: dict[str, JsonValue]
-    lines: list[int] | None = None
-
-
-class SearchResultWire(WireModel):
-    """Result of ``repocontext_search``."""
-
-    mode: str
-    retrieval_path: str
-    hits: list[SearchHitWire]
-    freshness: dict[str, JsonValue]
-
-    @classmethod
-    def of(cls, result: SearchResult) -> SearchResultWire:
-        """Build the wire form of a :class:`SearchResult`."""
-        return cls(
-            mode=result.mode,
-            retrieval_path=result.retrieval_path,
-            hits=[
-                SearchHitWire(
-                    key=h.key,
-                    path=h.path,
-                    score=h.score,
-                    reasons=h.reasons,
-                    entry=h.entry,
-                    lines=list(h.lines) if h.lines else None,
-                )
-                for h in result.hits
-            ],
-            freshness=result.freshness,
-        )
-
-
-class ContextResultWire(WireModel):
-    """Result of ``repocontext_context`` (see TOOLS.md); entries and reused stay JSON."""
-
-    mode: str
-    retrieval_path: str
-    detail: str
-    budget_tokens: int
-    total_tokens: int
-    response_tokens: int
-    truncated: bool
-    retry_budget_tokens: int | None = None
-    entries: list[dict[str, JsonValue]]
-    reused: list[dict[str, JsonValue]]
-    reused_omitted: int | None = None
-    session: str | None = None
-
-
-class StatsResultWire(WireModel):
-    """Result of ``repocontext_stats``."""
-
-    calls: int
-    response_tokens: int
-    reads_replaced_tokens: int
-    net_saved_tokens: int
-    window_seconds: float
+    (The SDK renders a returned model's text indented: about 1.4 times the tokens.)
+    """
+    wire = result.wire()
+    return CallToolResult(
+        content=[TextContent(type="text", text=wire_json(wire))], structured_content=wire
+    )
 
 
 def retrieval_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -109,7 +63,7 @@ def _search(workspace: Workspace) -> ToolSpec:
         query: Annotated[Text, Field(description="What you look for, in words or identifiers.")],
         k: Annotated[int, Field(ge=MIN_K, le=MAX_K, description="Hits to return.")] = DEFAULT_K,
         scope: Annotated[Id, Field(description="code, memory or all (unknown: code).")] = "code",
-    ) -> SearchResultWire:
+    ) -> Annotated[CallToolResult, SearchResultWire]:
         """Find the files of a repository that match a query, each with why it matched.
 
         `reasons`: path-name-match, symbol:<fq name>, content-match, semantic,
@@ -117,8 +71,7 @@ def _search(workspace: Workspace) -> ToolSpec:
         `retrievalPath` say how it was answered (keyword-only until vectors are ready).
         """
         request = SearchRequest.of(repoId, query, k, scope)
-        result = workspace.search(request)
-        return SearchResultWire.of(result)
+        return sent(SearchResultWire.of(workspace.search(request)))
 
     return ToolSpec("repocontext_search", repocontext_search, "Search code", READ_ONLY)
 
@@ -152,10 +105,12 @@ def _context(workspace: Workspace) -> ToolSpec:
     ) -> Annotated[CallToolResult, ContextResultWire]:
         """Get the code relevant to a task, packed under an exact token budget.
 
-        The response never costs more than `budgetTokens` (o200k tokens of the JSON as
-        sent). Units carry receipts: pass them back in `seen` (or reuse the `session`) and
-        they are listed in `reused` instead of sent again. When nothing fits,
-        `retryBudgetTokens` says what would.
+        The response never costs more than `budgetTokens` (its JSON, counted as sent, in
+        o200k tokens). Entries come in rank order with their reasons; `units` carry receipts:
+        pass them back in `seen` (or use the same `session`) and they are not sent again but
+        listed in `reused`. When nothing fits, `retryBudgetTokens` says what would. A budget
+        below the smallest possible answer is refused (`context.budget_too_small`, the hint
+        names the smallest budget). Writes only with `session`: its receipts, kept 6 h.
         """
         request = ContextRequest.of(
             repoId,
@@ -167,12 +122,9 @@ def _context(workspace: Workspace) -> ToolSpec:
             known=known,
             session=session,
         )
-        wire: dict[str, Any] = workspace.context(request).wire
-        return CallToolResult(
-            content=[TextContent(type="text", text=wire_json(wire))], structured_content=wire
-        )
+        return sent(ContextResultWire.of(workspace.context(request)))
 
-    return ToolSpec("repocontext_context", repocontext_context, "Context bundle", READ_ONLY)
+    return ToolSpec("repocontext_context", repocontext_context, "Context bundle", CONTEXT)
 
 
 def _stats(workspace: Workspace) -> ToolSpec:
@@ -182,20 +134,13 @@ def _stats(workspace: Workspace) -> ToolSpec:
             float | None,
             Field(ge=1, le=MAX_WINDOW_S, description="Window in seconds (default 3600)."),
         ] = None,
-    ) -> StatsResultWire:
+    ) -> Annotated[CallToolResult, StatsResultWire]:
         """Token economics of the context bundles this server sent in a recent window.
 
         `readsReplacedTokens` is what reading the delivered files whole would have cost;
         `netSavedTokens` = readsReplacedTokens - responseTokens (negative when bundles cost
         more than the reads they replaced).
         """
-        stats = workspace.usage(windowSeconds)
-        return StatsResultWire(
-            calls=stats.calls,
-            response_tokens=stats.response_tokens,
-            reads_replaced_tokens=stats.reads_replaced_tokens,
-            net_saved_tokens=stats.net_saved_tokens,
-            window_seconds=stats.window_seconds,
-        )
+        return sent(StatsResultWire.of(workspace.usage(windowSeconds)))
 
     return ToolSpec("repocontext_stats", repocontext_stats, "Token stats", READ_ONLY)

@@ -6,37 +6,78 @@ only read text), counted with the shared BPE counter. Packing is greedy in rank 
 entry that does not fit is left out (``truncated``) and smaller ones after it may still fit.
 The final response is counted exactly, with ``responseTokens`` itself inside it (a fixpoint),
 and entries are dropped from the end until it fits: ``responseTokens <= budgetTokens``
-always. ``budgetTokens`` is the budget applied — the request, raised to the cost of the
-smallest possible response when it is below that.
+always, and ``budgetTokens`` is the budget asked for. A budget is a hard ceiling: below the
+cost of the smallest possible response the call is refused with
+:class:`~repocontext.errors.BudgetTooSmallError`, whose ``smallest`` (and hint) names the
+smallest budget that is answered; nothing larger than asked is ever sent.
+
+The context path does each thing once: the search hits carry the file node and text they
+were ranked from, so rendering reads nothing from the store; each detail level is rendered
+(and its units counted) at most once per call, however often ``auto`` probes a retry budget.
+The store is written only for a named ``session`` (its receipts and held files).
 
 Reuse (TOOLS.md "Reuse economics"): every unit carries a receipt bound to its text; ``seen``
 receipts and the receipts a ``session`` already received are not sent again, and a ``known``
 ``path@hash`` suppresses a whole file only when the session recorded full-body possession of
 exactly that version. Suppressed items are listed in ``reused`` and cost nothing against the
 budget (their listing does).
+
+The values are typed (:mod:`repocontext.pack.model`: :class:`Bundle`, :class:`BundleEntry`,
+:class:`BundleUnit`, :class:`ReusedItem`); :mod:`repocontext.wire.retrieval` renders them as
+the camelCase wire form. Counting needs that form here too: :func:`bundle_form` is the one
+codec of it in the domain, and the wire module's output is tested to be the same JSON.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Final
 
-from repocontext.errors import InvalidInputError, InvalidKeyError
-from repocontext.index.files.nodes import file_text
+from repocontext.errors import BudgetTooSmallError
+from repocontext.index.model import FileNode, Symbol
+from repocontext.pack.model import (
+    Bundle,
+    BundleEntry,
+    BundleUnit,
+    ReusedItem,
+    UnitKind,
+    bundle_form,
+    entry_form,
+    wire_json,
+)
 from repocontext.pack.request import ContextRequest, Detail
-from repocontext.search.service import SearchHit, SearchService
-from repocontext.store import SESSION, STRUCTURAL, Clock, DocPatch, DocState, Store
-from repocontext.store.keys import file_key, session_key
+from repocontext.pack.sessions import (
+    SESSION_TTL_S,
+    Session,
+    check_session,
+    known_held,
+    load_session,
+    record_session,
+)
+from repocontext.search.hits import SearchHit, SearchResult
+from repocontext.search.service import SearchService
+from repocontext.store import Clock, Store
 from repocontext.tokens import count_tokens
 
-__all__ = ["Bundle", "ContextRequest", "Detail", "build_bundle", "receipt", "wire_json"]
+__all__ = [
+    "SESSION_TTL_S",
+    "Bundle",
+    "BundleEntry",
+    "BundleUnit",
+    "ContextRequest",
+    "Detail",
+    "ReusedItem",
+    "build_bundle",
+    "bundle_form",
+    "pack_result",
+    "receipt",
+    "wire_json",
+]
 
 Counter = Callable[[str], int]
-SESSION_TTL_S: Final = 6 * 3600
 SMALL_FILE_TOKENS: Final = 800
 """At ``slices`` detail a file up to this many tokens is sent whole."""
 SLICE_CONTEXT_LINES: Final = 2
@@ -44,32 +85,24 @@ MAX_SLICE_LINES: Final = 80
 MAX_SLICES: Final = 3
 AUTO_SLICES_PER_ENTRY: Final = 600
 AUTO_OUTLINE_PER_ENTRY: Final = 120
-
-
-@dataclass
-class Bundle:
-    """The response, as the wire dict, plus what stats need."""
-
-    wire: dict[str, Any]
-    reads_replaced: int = 0
-    delivered_receipts: list[str] = field(default_factory=list)
-    held: list[str] = field(default_factory=list)
+_NUMBERS_ROOM: Final = 16
+"""Tokens kept free for the numbers filled in at the end (counts, budgets)."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Rendered:
     """One ranked file rendered: its entry (``None`` when all of it is reused) and bookkeeping."""
 
-    entry: dict[str, Any] | None
-    reused: list[dict[str, Any]]
+    entry: BundleEntry | None
+    reused: tuple[ReusedItem, ...]
     full_tokens: int = 0
-    receipts: list[str] = field(default_factory=list)
-    held: list[str] = field(default_factory=list)
+    receipts: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
-    kind: str
+    kind: UnitKind
     key: str
     text: str
     start: int
@@ -77,9 +110,12 @@ class _Unit:
     symbol: str | None = None
 
 
-def wire_json(value: Any) -> str:
-    """The compact JSON a bundle is counted as (and rendered to text as)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+class _Overflow(Exception):
+    """The smallest response at a budget costs more than it (``smallest``: a budget that fits)."""
+
+    def __init__(self, smallest: int) -> None:
+        super().__init__(smallest)
+        self.smallest = smallest
 
 
 def receipt(repo_id: str, path: str, content_hash: str, kind: str, unit_key: str) -> str:
@@ -95,59 +131,133 @@ def build_bundle(
 
     Raises:
         NotFoundError: The repository is not registered.
-        InvalidInputError: The task is empty.
+        InvalidInputError: The task is empty, or the session id is not usable.
+        BudgetTooSmallError: Even the smallest response costs more than ``request.budget``
+            (its ``smallest`` is the smallest budget that is answered).
     """
-    result = search.search(request.repo_id, request.task, k=request.top, scope="code")
     if request.session is not None:
-        _check_session(request.repo_id, request.session)
-    count = _counter(request.encoding)
-    hits = max(1, len(result.hits))
-    detail = _resolve_detail(request.detail, request.budget, hits)
-    session = _load_session(store, request) if request.session else _Session()
-    seen = request.seen | session.receipts
-    known = _known_held(request.known, session.held)
+        check_session(request.repo_id, request.session)
+    result = search.search(request.repo_id, request.task, k=request.top, scope="code")
+    return pack_result(store, clock, request, result)
 
-    def packed(detail: str, budget: int) -> Bundle:
-        candidates: list[_Rendered] = []
-        reused: list[dict[str, Any]] = []
-        for hit in result.hits:
-            rendered = _render(store, request.repo_id, hit, detail, seen, known, count)
-            if rendered is not None:
-                reused += rendered.reused
-                if rendered.entry is not None:
-                    candidates.append(rendered)
-        head = {
-            "mode": result.mode,
-            "retrievalPath": result.retrieval_path,
-            "detail": detail,
-            "budgetTokens": budget,
-            "totalTokens": 0,
-            "responseTokens": 0,
-            "truncated": False,
-            "entries": [],
-            "reused": reused,
-        }
-        if request.session:
-            head["session"] = request.session
-        return _pack(head, candidates, budget, count)
 
-    bundle = packed(detail, request.budget)
-    retry = bundle.wire.get("retryBudgetTokens")
-    if request.detail == "auto" and isinstance(retry, int):
+def pack_result(
+    store: Store, clock: Clock, request: ContextRequest, result: SearchResult
+) -> Bundle:
+    """Pack a search result for ``request``: rendered from what its hits carry.
+
+    Nothing of the repository is read again (the hits hold their file node and text); the
+    store is read for the session's holdings and written only for a named ``session``.
+
+    Raises:
+        InvalidInputError: The session id is not usable.
+        BudgetTooSmallError: Even the smallest response costs more than ``request.budget``.
+    """
+    session = Session()
+    if request.session is not None:
+        check_session(request.repo_id, request.session)
+        session = load_session(store, request.repo_id, request.session)
+    packer = _Packer(request, result, request.seen | session.receipts, session.held)
+    try:
+        bundle = packer.answer(request.budget)
+    except _Overflow as over:
+        raise BudgetTooSmallError(request.budget, packer.smallest(over.smallest)) from None
+    if request.session is not None:
+        sent = (bundle.delivered_receipts, bundle.held)
+        record_session(store, clock, request.repo_id, request.session, request.task, sent)
+    return bundle
+
+
+class _Packer:
+    """The packing of one call: each detail level rendered once, packed at any budget."""
+
+    def __init__(
+        self,
+        request: ContextRequest,
+        result: SearchResult,
+        seen: frozenset[str],
+        held: frozenset[str],
+    ) -> None:
+        self.request = request
+        self.result = result
+        self.seen = seen
+        self.known = known_held(request.known, held)
+        self.count = _counter(request.encoding)
+        self.hits = max(1, len(result.hits))
+        self._rendered: dict[str, tuple[list[_Rendered], list[ReusedItem]]] = {}
+
+    def answer(self, budget: int) -> Bundle:
+        """The bundle at ``budget`` (with ``auto``: the detail, and a retry budget, for it).
+
+        Raises:
+            _Overflow: The smallest response at ``budget`` does not fit it.
+        """
+        detail = _resolve_detail(self.request.detail, budget, self.hits)
+        bundle = self.packed(detail, budget)
+        retry = bundle.retry_budget_tokens
+        if self.request.detail != "auto" or retry is None:
+            return bundle
         # The retry budget must fit the first entry at the detail auto picks for *it*.
         for _ in range(3):
-            picked = _resolve_detail("auto", retry, hits)
+            picked = _resolve_detail("auto", retry, self.hits)
             if picked == detail:
                 break
-            probe = packed(picked, retry).wire
-            if probe["entries"] or int(probe.get("retryBudgetTokens") or 0) <= retry:
+            try:
+                probe = self.packed(picked, retry)
+            except _Overflow:
                 break
-            retry = int(probe["retryBudgetTokens"])
-        bundle.wire["retryBudgetTokens"] = retry
-        _settle(bundle.wire, count)
-    if request.session:
-        _record_session(store, clock, request, bundle)
-    return bundle
+            if probe.entries or (probe.retry_budget_tokens or 0) <= retry:
+                break
+            retry = probe.retry_budget_tokens or retry
+        if retry == bundle.retry_budget_tokens:
+            return bundle
+        return _within_budget(
+            _finalize(dataclasses.replace(bundle, retry_budget_tokens=retry), self.count),
+            self.count,
+        )
+
+    def smallest(self, guess: int) -> int:
+        """The smallest budget answered, from a first ``guess`` (checked by packing at it)."""
+        for _ in range(8):
+            try:
+                self.answer(guess)
+            except _Overflow as again:
+                guess = max(guess + 1, again.smallest)
+            else:
+                break
+        return guess
+
+    def packed(self, detail: str, budget: int) -> Bundle:
+        """Pack the hits rendered at ``detail`` under ``budget``.
+
+        Raises:
+            _Overflow: The smallest response does not fit ``budget``.
+        """
+        candidates, reused = self._render(detail)
+        head = Bundle(
+            mode=self.result.mode,
+            retrieval_path=self.result.retrieval_path,
+            detail=detail,
+            budget_tokens=budget,
+            reused=tuple(reused),
+            session=self.request.session or None,
+        )
+        return _pack(head, candidates, self.count)
+
+    def _render(self, detail: str) -> tuple[list[_Rendered], list[ReusedItem]]:
+        if detail not in self._rendered:
+            candidates: list[_Rendered] = []
+            reused: list[ReusedItem] = []
+            for hit in self.result.hits:
+                rendered = _render(
+                    self.request.repo_id, hit, detail, self.seen, self.known, self.count
+                )
+                if rendered is not None:
+                    reused += rendered.reused
+                    if rendered.entry is not None:
+                        candidates.append(rendered)
+            self._rendered[detail] = (candidates, reused)
+        return self._rendered[detail]
 
 
 # -- rendering -------------------------------------------------------------------------------
@@ -163,7 +273,6 @@ def _resolve_detail(detail: str, budget: int, entries: int) -> str:
 
 
 def _render(
-    store: Store,
     repo_id: str,
     hit: SearchHit,
     detail: str,
@@ -171,63 +280,52 @@ def _render(
     known: Mapping[str, str],
     count: Counter,
 ) -> _Rendered | None:
-    if hit.path is None:
+    """Render one hit from the node and text it carries (nothing is read from the store)."""
+    if hit.path is None or hit.node is None:
         return None  # a memory entry: bundles carry code
-    node = _value(store, STRUCTURAL, file_key(repo_id, hit.path))
-    if node is None:
-        return None
-    text = file_text(store, repo_id, hit.path)
+    node, text = hit.node, hit.text
     full_hash = _sha(text) if text is not None else None
-    full_tokens = int(node.get("tokenCount") or 0)
     if full_hash is not None and known.get(hit.path) == full_hash:
-        return _Rendered(None, [{"path": hit.path, "kind": "file", "contentHash": full_hash}])
+        return _Rendered(None, (ReusedItem(hit.path, "file", content_hash=full_hash),))
     units = _units(node, text, hit, detail)
     delivered: list[tuple[_Unit, str]] = []
-    reused: list[dict[str, Any]] = []
+    reused: list[ReusedItem] = []
     for unit in units:
         mark = receipt(repo_id, hit.path, _sha(unit.text), unit.kind, unit.key)
         if mark in seen:
-            reused.append({"path": hit.path, "kind": unit.kind, "receipt": mark})
+            reused.append(ReusedItem(hit.path, unit.kind, receipt=mark))
         else:
             delivered.append((unit, mark))
     if units and not delivered:
-        return _Rendered(None, reused)
+        return _Rendered(None, tuple(reused))
     body = "".join(unit.text for unit, _ in delivered)
-    entry = {
-        "path": hit.path,
-        "score": hit.score,
-        "reasons": hit.reasons,
-        "tokenCount": count(body) if body else 0,
-        "fullReadTokenCount": full_tokens,
-        "content": body,
-        "contentHash": _sha(body),
-        "units": [_unit_wire(unit, mark, count) for unit, mark in delivered],
-    }
-    whole = any(unit.kind == "file" for unit, _ in delivered)
-    held = [f"{hit.path}@{full_hash}"] if whole and full_hash else []
-    return _Rendered(entry, reused, full_tokens, [mark for _, mark in delivered], held)
-
-
-def _unit_wire(unit: _Unit, mark: str, count: Counter) -> dict[str, Any]:
-    wire: dict[str, Any] = {"receipt": mark, "kind": unit.kind}
-    if unit.symbol:
-        wire["symbol"] = unit.symbol
-    wire.update(
-        startLine=unit.start,
-        endLine=unit.end,
-        tokenCount=count(unit.text),
+    entry = BundleEntry(
+        path=hit.path,
+        score=hit.score,
+        reasons=hit.reasons,
+        token_count=count(body) if body else 0,
+        full_read_token_count=node.token_count,
+        content=body,
+        content_hash=_sha(body),
+        units=tuple(
+            BundleUnit(mark, unit.kind, unit.start, unit.end, count(unit.text), unit.symbol)
+            for unit, mark in delivered
+        ),
     )
-    return wire
+    whole = any(unit.kind == "file" for unit, _ in delivered)
+    held = (f"{hit.path}@{full_hash}",) if whole and full_hash else ()
+    marks = tuple(mark for _, mark in delivered)
+    return _Rendered(entry, tuple(reused), node.token_count, marks, held)
 
 
-def _units(node: Mapping[str, Any], text: str | None, hit: SearchHit, detail: str) -> list[_Unit]:
-    lines = max(int(node.get("lines") or 0), 1)
-    outline = _outline_text(node.get("symbols") or [])
+def _units(node: FileNode, text: str | None, hit: SearchHit, detail: str) -> list[_Unit]:
+    lines = max(node.lines, 1)
+    outline = _outline_text(node.symbols)
     if detail == "paths":
         return []
     if detail == "outline" or text is None:
         return [_Unit("outline", "outline", outline, 1, lines)] if outline else []
-    if int(node.get("tokenCount") or 0) <= SMALL_FILE_TOKENS:
+    if node.token_count <= SMALL_FILE_TOKENS:
         return [_Unit("file", "file", text, 1, lines)]
     if hit.symbols:
         return _slices(text, hit)
@@ -270,14 +368,11 @@ def _slices(text: str, hit: SearchHit) -> list[_Unit]:
     ]
 
 
-def _outline_text(symbols: Sequence[Any], depth: int = 0) -> str:
+def _outline_text(symbols: Sequence[Symbol], depth: int = 0) -> str:
     out: list[str] = []
     for symbol in symbols:
-        if not isinstance(symbol, Mapping):
-            continue
-        lines = f"L{symbol.get('startLine')}-{symbol.get('endLine')}"
-        out.append(f"{'  ' * depth}{lines} {symbol.get('signature')}\n")
-        out.append(_outline_text(symbol.get("children") or [], depth + 1))
+        out.append(f"{'  ' * depth}L{symbol.start_line}-{symbol.end_line} {symbol.signature}\n")
+        out.append(_outline_text(symbol.children, depth + 1))
     return "".join(out)
 
 
@@ -291,154 +386,118 @@ def _counter(encoding: str) -> Counter:
     return count
 
 
-def _cost(wire: Mapping[str, Any], count: Counter) -> int:
+def _cost(bundle: Bundle, count: Counter) -> int:
     # Structured content plus its text rendering: the same compact JSON twice.
-    return 2 * count(wire_json(wire))
+    return 2 * count(wire_json(bundle_form(bundle)))
 
 
-def _finalize(wire: dict[str, Any], count: Counter) -> int:
-    """Set ``responseTokens`` to the exact cost of ``wire`` with that number inside it."""
-    guess = _cost(wire, count)
+def _finalize(bundle: Bundle, count: Counter) -> Bundle:
+    """``bundle`` with ``response_tokens`` the exact cost of it with that number inside it."""
+    guess = _cost(bundle, count)
     for _ in range(8):
-        wire["responseTokens"] = guess
-        actual = _cost(wire, count)
+        trial = dataclasses.replace(bundle, response_tokens=guess)
+        actual = _cost(trial, count)
         if actual == guess:
-            return actual
+            return trial
         guess = max(guess, actual)
-    wire["responseTokens"] = guess  # did not settle: keep the larger count (never low)
-    while _cost(wire, count) > wire["responseTokens"]:
-        wire["responseTokens"] += 1
-    return int(wire["responseTokens"])
+    trial = dataclasses.replace(bundle, response_tokens=guess)  # did not settle: never low
+    while _cost(trial, count) > trial.response_tokens:
+        trial = dataclasses.replace(trial, response_tokens=trial.response_tokens + 1)
+    return trial
 
 
-def _settle(wire: dict[str, Any], count: Counter) -> None:
-    """Count ``wire`` exactly; below the smallest possible response, raise the budget to it."""
-    _finalize(wire, count)
-    while wire["responseTokens"] > wire["budgetTokens"]:
-        wire["budgetTokens"] = wire["responseTokens"]
-        _finalize(wire, count)
+def _within_budget(bundle: Bundle, count: Counter) -> Bundle:
+    """``bundle`` when it fits its budget; the hard ceiling otherwise.
+
+    Raises:
+        _Overflow: It does not fit, with the first budget at which this response would.
+    """
+    if bundle.response_tokens <= bundle.budget_tokens:
+        return bundle
+    larger = bundle
+    while larger.response_tokens > larger.budget_tokens:
+        larger = _finalize(dataclasses.replace(larger, budget_tokens=larger.response_tokens), count)
+    raise _Overflow(larger.budget_tokens)
 
 
-def _fit_reused(head: dict[str, Any], budget: int, count: Counter) -> dict[str, Any]:
-    """``head`` with its ``reused`` listing cut to what ``budget`` holds (``reusedOmitted``).
+def _fit_reused(head: Bundle, count: Counter) -> Bundle:
+    """``head`` with its ``reused`` listing cut to what its budget holds (``reused_omitted``).
 
     Suppressed items cost nothing but their listing; a long listing (every unit of a big
-    session) must not raise the budget far above the one asked for.
+    session) must not take the room of the entries, nor exceed the budget.
     """
-    reused = head["reused"]
-    if not reused or _cost(head, count) + 16 <= budget:
+    reused, budget = head.reused, head.budget_tokens
+    if not reused or _cost(head, count) + _NUMBERS_ROOM <= budget:
         return head
     low, high = 0, len(reused)  # the most items that fit: binary search on the count
     while low < high:
         mid = (low + high + 1) // 2
-        trial = dict(head, reused=reused[:mid], reusedOmitted=len(reused) - mid)
-        if _cost(trial, count) + 16 <= budget:
+        trial = dataclasses.replace(head, reused=reused[:mid], reused_omitted=len(reused) - mid)
+        if _cost(trial, count) + _NUMBERS_ROOM <= budget:
             low = mid
         else:
             high = mid - 1
-    return dict(head, reused=reused[:low], reusedOmitted=len(reused) - low)
+    return dataclasses.replace(head, reused=reused[:low], reused_omitted=len(reused) - low)
 
 
-def _pack(head: dict[str, Any], rendered: list[_Rendered], budget: int, count: Counter) -> Bundle:
-    applied = budget
-    head = _fit_reused(head, budget, count)
-    base = _cost(head, count) + 16  # room for the numbers filled in at the end
+def _pack(head: Bundle, rendered: list[_Rendered], count: Counter) -> Bundle:
+    """Pack ``rendered`` in rank order under ``head.budget_tokens``.
+
+    Raises:
+        _Overflow: Not even the response without entries fits the budget.
+    """
+    budget = head.budget_tokens
+    head = _fit_reused(head, count)
+    base = _cost(head, count) + _NUMBERS_ROOM
+    candidates = [r.entry for r in rendered if r.entry is not None]
+    costs = [2 * (count(wire_json(entry_form(entry))) + 2) for entry in candidates]
     chosen: list[int] = []
     spent = base
-    candidates = [r.entry for r in rendered if r.entry is not None]
-    costs = [2 * (count(wire_json(entry)) + 2) for entry in candidates]
     for i, cost in enumerate(costs):
-        if spent + cost <= applied:
+        if spent + cost <= budget:
             chosen.append(i)
             spent += cost
     while True:
-        wire = dict(head)
-        wire["entries"] = [candidates[i] for i in chosen]
-        wire["totalTokens"] = sum(candidates[i]["tokenCount"] for i in chosen)
-        wire["truncated"] = len(chosen) < len(candidates) or "reusedOmitted" in head
+        bundle = dataclasses.replace(
+            head,
+            entries=tuple(candidates[i] for i in chosen),
+            total_tokens=sum(candidates[i].token_count for i in chosen),
+            truncated=len(chosen) < len(candidates) or head.reused_omitted is not None,
+        )
         if not chosen and candidates:
-            first = dict(head, entries=[candidates[0]], truncated=False)
+            first = dataclasses.replace(head, entries=(candidates[0],), truncated=False)
             # Enough for the packer to take the first entry: its estimate, never below exact.
-            wire["retryBudgetTokens"] = max(_finalize(first, count), base + costs[0])
-        if _finalize(wire, count) <= applied or not chosen:
+            retry = max(_finalize(first, count).response_tokens, base + costs[0])
+            bundle = dataclasses.replace(bundle, retry_budget_tokens=retry)
+        bundle = _finalize(bundle, count)
+        if bundle.response_tokens <= budget or not chosen:
             break
         chosen.pop()  # the estimate was a few tokens short: drop the last entry
-    _settle(wire, count)
-    bundle = Bundle(wire)
-    for i in chosen:
-        if candidates[i]["content"]:  # a path (or an empty outline) replaces no read
-            bundle.reads_replaced += rendered[i].full_tokens
-        bundle.delivered_receipts += rendered[i].receipts
-        bundle.held += rendered[i].held
+    bundle = _within_budget(_shed_reused(bundle, count), count)
+    return dataclasses.replace(
+        bundle,
+        reads_replaced=sum(
+            rendered[i].full_tokens for i in chosen if candidates[i].content
+        ),  # a path (or an empty outline) replaces no read
+        delivered_receipts=tuple(m for i in chosen for m in rendered[i].receipts),
+        held=tuple(h for i in chosen for h in rendered[i].held),
+    )
+
+
+def _shed_reused(bundle: Bundle, count: Counter) -> Bundle:
+    """Drop ``reused`` items from the end while the response is over budget."""
+    while bundle.response_tokens > bundle.budget_tokens and bundle.reused:
+        omitted = (bundle.reused_omitted or 0) + 1
+        bundle = _finalize(
+            dataclasses.replace(
+                bundle, reused=bundle.reused[:-1], reused_omitted=omitted, truncated=True
+            ),
+            count,
+        )
     return bundle
 
 
-# -- sessions --------------------------------------------------------------------------------
-
-
-def _check_session(repo_id: str, session: str) -> None:
-    try:
-        session_key(repo_id, session)
-    except InvalidKeyError as exc:
-        raise InvalidInputError(
-            f"session id {session[:60]!r} is not usable: {exc.message}",
-            hint="Use a short printable id (a few words, a UUID).",
-        ) from exc
-
-
-@dataclass(frozen=True, slots=True)
-class _Session:
-    receipts: frozenset[str] = frozenset()
-    held: frozenset[str] = frozenset()
-
-
-def _load_session(store: Store, request: ContextRequest) -> _Session:
-    assert request.session is not None
-    record = store.get(SESSION, session_key(request.repo_id, request.session))
-    if record is None or record.doc is None:
-        return _Session()
-    sets = record.doc.sets
-    return _Session(sets.get("receipts", frozenset()), sets.get("held", frozenset()))
-
-
-def _known_held(known: Sequence[str], held: Collection[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for claim in known:
-        path, sep, digest = claim.rpartition("@")
-        if sep and path and claim in held:
-            out[path] = digest
-    return out
-
-
-def _record_session(store: Store, clock: Clock, request: ContextRequest, bundle: Bundle) -> None:
-    assert request.session is not None
-    expires = int((clock.now() + SESSION_TTL_S) * 1000)
-    patch = DocPatch(
-        set_fields={"repoId": request.repo_id, "lastTask": request.task[:200]},
-        add={"receipts": bundle.delivered_receipts, "held": bundle.held},
-        expires_at_ms=expires,
-    )
-
-    def decide(live: DocState | None, stored: DocState | None) -> DocPatch:
-        if live is not None or stored is None:
-            return patch
-        # The id of an expired session, used again: a new session, not the old one revived
-        # (its receipts would suppress what this caller never received).
-        remove = {
-            name: sorted(members - set(patch.add.get(name, ())))
-            for name, members in stored.sets.items()
-        }
-        return dataclasses.replace(patch, remove=remove, drop_expiry=True)
-
-    store.update_doc(SESSION, session_key(request.repo_id, request.session), decide)
-
-
 # -- reads -----------------------------------------------------------------------------------
-
-
-def _value(store: Store, tree: str, key: str) -> dict[str, Any] | None:
-    record = store.get(tree, key)
-    return record.value if record is not None and isinstance(record.value, dict) else None
 
 
 def _sha(text: str) -> str:

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol
+from typing import Final, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from repocontext.errors import InvalidInputError
+from repocontext.index.files.nodes import iter_symbols
+from repocontext.index.model import FileNode
 
 __all__ = [
     "EMBEDDERS",
@@ -156,21 +158,21 @@ def load_embedder(name: str) -> Embedder | None:
         return _LOADED[name]
 
 
-def chunks_of(node: Mapping[str, Any], text: str) -> list[Chunk]:
+def chunks_of(node: FileNode, text: str) -> list[Chunk]:
     """Split one file into chunks: its top-level and nested symbols, then uncovered windows."""
-    path = str(node.get("path"))
+    path = node.path
     lines = text.splitlines()
     covered = [False] * (len(lines) + 2)
     chunks: list[Chunk] = []
-    for symbol in _symbols(node.get("symbols") or []):
-        start = max(1, int(symbol.get("startLine") or 1))
-        end = min(len(lines), int(symbol.get("endLine") or start), start + CHUNK_LINES - 1)
+    for symbol in iter_symbols(node.symbols):
+        start = max(1, symbol.start_line or 1)
+        end = min(len(lines), symbol.end_line or start, start + CHUNK_LINES - 1)
         if end < start:
             continue
         for line in range(start, end + 1):
             covered[line] = True
         body = "\n".join(lines[start - 1 : end])
-        name = str(symbol.get("fullyQualifiedName") or symbol.get("name"))
+        name = symbol.fq_name or symbol.name
         chunks.append(
             Chunk(path, "symbol", start, end, name, f"{path} {name}\n{body}"[:MAX_CHUNK_CHARS])
         )
@@ -183,13 +185,6 @@ def chunks_of(node: Mapping[str, Any], text: str) -> list[Chunk]:
     if not chunks:
         chunks.append(Chunk(path, "window", 1, max(1, len(lines)), None, path))
     return chunks
-
-
-def _symbols(symbols: Sequence[Any]) -> Iterator[Mapping[str, Any]]:
-    for symbol in symbols:
-        if isinstance(symbol, Mapping):
-            yield symbol
-            yield from _symbols(symbol.get("children") or [])
 
 
 def _uncovered(covered: list[bool], count: int) -> Iterator[tuple[int, int]]:

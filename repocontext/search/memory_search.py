@@ -13,18 +13,40 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final, Literal
 
 from repocontext.search.keyword import KeywordIndex, MemoryDoc
 from repocontext.search.terms import terms
 from repocontext.store import MEMORY, Record, Store
 from repocontext.store.keys import parse_key
 
-__all__ = ["MemoryHit", "memory_doc", "rank_memory"]
+__all__ = ["MemoryEntry", "MemoryHit", "memory_doc", "rank_memory"]
 
 MAX_TAG_REASONS: Final = 3
 _MIN_ID: Final = 6  # shorter words are too likely to be ordinary words that happen to be ids
 _WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./%-]*")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEntry:
+    """What a memory hit says about its entry.
+
+    Attributes:
+        topic: The entry's topic.
+        id: The entry's id within the topic.
+        memory_kind: The entry's kind field (``note``, ``decision``...), if set.
+        title: Its title, if set.
+        tags: Its tags, sorted.
+        expires_at: When it expires (epoch seconds), for an entry with a TTL.
+    """
+
+    topic: str
+    id: str
+    memory_kind: str | None
+    title: str | None
+    tags: tuple[str, ...] = ()
+    expires_at: float | None = None
+    kind: Literal["memory"] = "memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +55,8 @@ class MemoryHit:
 
     key: str
     score: float
-    reasons: list[str]
-    entry: dict[str, Any]
+    reasons: tuple[str, ...]
+    entry: MemoryEntry
 
 
 def memory_doc(record: Record) -> MemoryDoc | None:
@@ -114,14 +136,13 @@ def _hit(record: Record, score: float, query: set[str], named: bool, similar: bo
         reasons.append("key-match")
     if similar:
         reasons.append("semantic")
-    entry: dict[str, Any] = {
-        "kind": "memory",
-        "topic": parsed.topic,
-        "id": parsed.id,
-        "memoryKind": fields.get("kind"),
-        "title": fields.get("title"),
-        "tags": tags,
-    }
-    if record.expires_at is not None:
-        entry["expiresAt"] = record.expires_at
-    return MemoryHit(record.key, score, reasons, entry)
+    kind, title = fields.get("kind"), fields.get("title")
+    entry = MemoryEntry(
+        topic=str(parsed.topic),
+        id=str(parsed.id),
+        memory_kind=kind if isinstance(kind, str) else None,
+        title=title if isinstance(title, str) else None,
+        tags=tuple(tags),
+        expires_at=record.expires_at,
+    )
+    return MemoryHit(record.key, score, tuple(reasons), entry)

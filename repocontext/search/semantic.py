@@ -34,12 +34,12 @@ from typing import Any, Final
 
 import numpy as np
 
-from repocontext.index.files.nodes import file_text
+from repocontext.index.files.nodes import file_text, read_file_node
 from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
 from repocontext.search.vectors import ChunkHit, VectorPlane
 from repocontext.store import MEMORY, STRUCTURAL, VECTOR_METADATA, Clock, Record, Store
 from repocontext.store.clock import iso_utc
-from repocontext.store.keys import family_prefix, file_key, repo_key, vec_key
+from repocontext.store.keys import family_prefix, repo_key, vec_key
 
 __all__ = ["MEMORY_PATH_PREFIX", "EmbedReport", "SemanticService", "memory_key_of"]
 
@@ -265,10 +265,10 @@ class SemanticService:
             return EmbedReport(0, 0, files.size + memory.size, time.perf_counter() - started)
         chunks: list[Chunk] = []
         for path in todo:
-            record = self.store.get(STRUCTURAL, file_key(repo_id, path))
+            parsed = read_file_node(self.store, repo_id, path)
             text = file_text(self.store, repo_id, path)
-            if record is not None and isinstance(record.value, dict) and text is not None:
-                chunks += chunks_of(record.value, text)
+            if parsed is not None and text is not None:
+                chunks += chunks_of(parsed, text)
         total = len(notes) + len(chunks)
         # The planes on disk stay those of the last completed pass until this one ends.
         servable = prior.get("space") == space and _servable(prior)

@@ -24,7 +24,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -34,8 +33,23 @@ from repocontext.errors import (
     NotFoundError,
     StoreFullError,
 )
-from repocontext.index.files.nodes import file_text
-from repocontext.index.projections.xref_records import stored_xref
+from repocontext.index.files.nodes import (
+    ParsedNodes,
+    file_text,
+    iter_symbols,
+    node_of,
+    read_file_node,
+)
+from repocontext.index.model import FileNode
+from repocontext.index.projections.xref_records import linked_paths
+from repocontext.search.hits import (
+    FileEntry,
+    Freshness,
+    MemoryEntry,
+    SearchHit,
+    SearchResult,
+    SymbolMatch,
+)
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
 from repocontext.search.semantic import SemanticService, memory_key_of
@@ -44,7 +58,16 @@ from repocontext.search.vectors import ChunkHit
 from repocontext.store import MEMORY, STRUCTURAL, Store, repo_record
 from repocontext.store.keys import family_prefix, file_key, repo_key
 
-__all__ = ["SearchHit", "SearchResult", "SearchScope", "SearchService", "SymbolMatch"]
+__all__ = [
+    "FileEntry",
+    "Freshness",
+    "MemoryEntry",
+    "SearchHit",
+    "SearchResult",
+    "SearchScope",
+    "SearchService",
+    "SymbolMatch",
+]
 
 SearchScope = Literal["code", "memory", "all"]
 REBUILD_ABOVE: Final = 2000
@@ -71,40 +94,6 @@ _DEFINITION_KINDS: Final = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SymbolMatch:
-    """A defined symbol of a hit that shares terms with the query."""
-
-    fq_name: str
-    kind: str
-    start_line: int
-    end_line: int
-    overlap: int
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One ranked file with why it was found."""
-
-    key: str
-    path: str | None  # None for a memory entry
-    score: float
-    reasons: list[str]
-    entry: dict[str, Any]
-    lines: tuple[int, int] | None = None
-    symbols: list[SymbolMatch] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """What ``repocontext_search`` returns."""
-
-    mode: str
-    retrieval_path: str
-    hits: list[SearchHit]
-    freshness: dict[str, Any]
-
-
 class SearchService:
     """Keyword (and, when present, semantic) retrieval over the repositories of one store."""
 
@@ -118,6 +107,7 @@ class SearchService:
         self._lock = threading.Lock()
         self._indexes: dict[str, KeywordIndex] = {}
         self._sync_locks: dict[str, threading.Lock] = {}
+        self._nodes = ParsedNodes(store)
 
     def close(self) -> None:
         """Close every open index."""
@@ -252,7 +242,7 @@ class SearchService:
         if scope == "memory":
             notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
             return SearchResult(
-                *self._memory_mode(repo_id, nearest, notes, similar_notes), notes, freshness
+                *self._memory_mode(repo_id, nearest, notes, similar_notes), tuple(notes), freshness
             )
         found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
         keyword = {hit.path: hit.score for hit in found}
@@ -284,7 +274,7 @@ class SearchService:
             if nearest is not None and mode != "empty":
                 path_kind = f"{mode}.{path_kind.split('.')[1]}"
             hits = _interleave(hits, notes, k)
-        return SearchResult(mode, path_kind, hits, freshness)
+        return SearchResult(mode, path_kind, tuple(hits), freshness)
 
     def _memory_hits(
         self, repo_id: str, query: str, query_terms: list[str], k: int, similar: list[str]
@@ -315,10 +305,7 @@ class SearchService:
             return ranked
         related: set[str] = set()
         for hit in ranked[:GRAPH_SEEDS]:
-            out = self._xref(repo_id, f"out:{hit.path}")
-            for link in out.get("imports") or []:
-                if isinstance(link, dict):
-                    related.add(str(link.get("path")))
+            related.update(linked_paths(self.store, repo_id, f"out:{hit.path}", "imports"))
         lift = GRAPH_SHARE * ranked[0].score
         tail = [
             dataclasses.replace(hit, score=round(hit.score + lift, 4))
@@ -328,9 +315,6 @@ class SearchService:
         ]
         # The seeds keep their places: the signal reorders what follows them.
         return ranked[:GRAPH_SEEDS] + sorted(tail, key=lambda h: (-h.score, h.path))
-
-    def _xref(self, repo_id: str, name: str) -> dict[str, Any]:
-        return stored_xref(self.store, repo_id, name)
 
     def _fallback_path(self) -> str:
         if self.semantic is None or not self.semantic.enabled:
@@ -357,13 +341,12 @@ class SearchService:
         prefix = family_prefix(repo_id, "file")
         for record in self.store.iter_records(STRUCTURAL, prefix, page_size=1000):
             if isinstance(record.value, dict):
-                yield _doc_of(record.value, self._text(repo_id, str(record.value.get("path"))))
+                node = node_of(record.value)
+                yield _doc_of(node, self._text(repo_id, node.path))
 
     def _doc(self, repo_id: str, path: str) -> KeywordDoc | None:
-        record = self.store.get(STRUCTURAL, file_key(repo_id, path))
-        if record is None or not isinstance(record.value, dict):
-            return None
-        return _doc_of(record.value, self._text(repo_id, path))
+        node = read_file_node(self.store, repo_id, path)
+        return _doc_of(node, self._text(repo_id, path)) if node is not None else None
 
     def _text(self, repo_id: str, path: str) -> str | None:
         return file_text(self.store, repo_id, path)
@@ -384,15 +367,14 @@ class SearchService:
         named symbol outrank one that only mentions it: symbol definitions over mentions.
         """
         key = file_key(repo_id, path)
-        record = self.store.get(STRUCTURAL, key)
-        if record is None or not isinstance(record.value, dict):
+        node = self._nodes.read(key)
+        if node is None:
             return None  # deleted since the index was read
-        node: dict[str, Any] = record.value
         reasons: list[str] = []
-        path_overlap = len(query & set(terms(path)))
+        path_overlap = len(query & _name_terms(path))
         if path_overlap:
             reasons.append("path-name-match")
-        symbols = _symbol_matches(node.get("symbols") or [], query)
+        symbols = _symbol_matches(node, query)
         reasons += [f"symbol:{s.fq_name}" for s in symbols[:MAX_SYMBOL_REASONS]]
         best = symbols[0] if symbols else None
         if nearest is not None:
@@ -404,28 +386,28 @@ class SearchService:
         symbol_overlap = best.overlap if best else 0
         if query:
             score += bonus * (symbol_overlap + path_overlap / 2) / len(query)
-        if not node.get("language"):
+        if not node.language:
             score *= PROSE_FACTOR  # the code scope prefers code over docs and changelogs
-        entry: dict[str, Any] = {
-            "kind": "file",
-            "language": node.get("language"),
-            "tokenCount": node.get("tokenCount"),
-            "lines": node.get("lines"),
-            "isTest": node.get("isTest"),
-        }
-        return SearchHit(key, path, round(score, 4), reasons, entry, lines, symbols)
+        entry = FileEntry(node.language, node.token_count, node.lines, node.is_test)
+        return SearchHit(
+            key, path, round(score, 4), tuple(reasons), entry, lines, tuple(symbols), node
+        )
 
     def _with_content_reason(self, repo_id: str, hit: SearchHit, query: set[str]) -> SearchHit:
+        """``hit`` with its text (read once, here: a bundle renders it) and ``content-match``."""
         text = self._text(repo_id, hit.path) if hit.path is not None else None
-        if text is None or not _mentions(text, query):
-            return hit
-        # The fixed order: path-name-match, symbol, content-match, semantic, chunk:*.
-        at = next(
-            (i for i, r in enumerate(hit.reasons) if r == "semantic" or r.startswith("chunk:")),
-            len(hit.reasons),
+        reasons = hit.reasons
+        if text is not None and _mentions(text, query):
+            # The fixed order: path-name-match, symbol, content-match, semantic, chunk:*.
+            at = next(
+                (i for i, r in enumerate(reasons) if r == "semantic" or r.startswith("chunk:")),
+                len(reasons),
+            )
+            reasons = (*reasons[:at], "content-match", *reasons[at:])
+        # (built directly: dataclasses.replace costs more than the rest of this per hit)
+        return SearchHit(
+            hit.key, hit.path, hit.score, reasons, hit.entry, hit.lines, hit.symbols, hit.node, text
         )
-        reasons = [*hit.reasons[:at], "content-match", *hit.reasons[at:]]
-        return dataclasses.replace(hit, reasons=reasons)
 
     def _repo(self, repo_id: str) -> dict[str, Any]:
         repo = repo_record(self.store, repo_id)
@@ -434,7 +416,7 @@ class SearchService:
         return repo
 
 
-def _memory_search_hit(hit: MemoryHit) -> SearchHit:
+def _memory_search_hit(hit: MemoryHit) -> SearchHit:  # (no node, no text: not a file)
     return SearchHit(hit.key, None, hit.score, hit.reasons, hit.entry)
 
 
@@ -467,43 +449,36 @@ def _interleave(code: list[SearchHit], notes: list[SearchHit], k: int) -> list[S
     return [hit for *_, hit in ranked[:k]]
 
 
-def _doc_of(node: Mapping[str, Any], text: str | None) -> KeywordDoc:
-    path = str(node.get("path"))
+def _doc_of(node: FileNode, text: str | None) -> KeywordDoc:
     names: list[str] = []
-    for symbol in _flatten(node.get("symbols") or []):
-        names += [str(symbol.get("name")), str(symbol.get("fullyQualifiedName"))]
+    for symbol in iter_symbols(node.symbols):
+        names += [symbol.name, symbol.fq_name]
     return KeywordDoc(
-        path=path,
-        blob=node.get("blobId"),
-        path_terms=" ".join(terms(path)),
+        path=node.path,
+        blob=node.blob_id,
+        path_terms=" ".join(terms(node.path)),
         symbol_terms=" ".join(terms(" ".join(names))),
         content_terms=" ".join(terms(text)) if text else "",
     )
 
 
-def _flatten(symbols: list[Any]) -> Iterator[Mapping[str, Any]]:
-    for symbol in symbols:
-        if isinstance(symbol, Mapping):
-            yield symbol
-            yield from _flatten(symbol.get("children") or [])
-
-
 @functools.lru_cache(maxsize=65536)
 def _name_terms(name: str) -> frozenset[str]:
-    # Symbol names repeat across queries (every hit explains its file's symbols): split once.
+    # Symbol names and candidate paths repeat across queries (every candidate is explained
+    # by its path and its symbols): split once.
     return frozenset(terms(name))
 
 
-def _symbol_matches(symbols: list[Any], query: set[str]) -> list[SymbolMatch]:
+def _symbol_matches(node: FileNode, query: set[str]) -> list[SymbolMatch]:
     found: list[tuple[int, int, int, SymbolMatch]] = []
-    for symbol in _flatten(symbols):
-        overlap = len(query & _name_terms(str(symbol.get("name"))))
+    for symbol in iter_symbols(node.symbols):
+        overlap = len(query & _name_terms(symbol.name))
         if overlap:
             match = SymbolMatch(
-                fq_name=str(symbol.get("fullyQualifiedName")),
-                kind=str(symbol.get("kind")),
-                start_line=int(symbol.get("startLine") or 1),
-                end_line=int(symbol.get("endLine") or 1),
+                fq_name=symbol.fq_name,
+                kind=symbol.kind,
+                start_line=symbol.start_line or 1,
+                end_line=symbol.end_line or 1,
                 overlap=overlap,
             )
             definition = 0 if match.kind in _DEFINITION_KINDS else 1
@@ -525,12 +500,17 @@ def _mentions(text: str, query: set[str]) -> bool:
     return any(term in lowered for term in query)
 
 
-def _freshness(repo: Mapping[str, Any], seq: int) -> dict[str, Any]:
+def _freshness(repo: Mapping[str, Any], seq: int) -> Freshness:
+    """The :class:`Freshness` of a repository record (its record codec, for this view)."""
     index = repo.get("index") if isinstance(repo.get("index"), dict) else {}
-    return {
-        "indexedAt": repo.get("indexedAt"),
-        "lastIngestedAt": repo.get("lastIngestedAt"),
-        "indexedCommit": repo.get("indexedCommit"),
-        "indexing": (index or {}).get("status") == "running",
-        "storeSeq": seq,
-    }
+    return Freshness(
+        indexed_at=_opt_str(repo.get("indexedAt")),
+        last_ingested_at=_opt_str(repo.get("lastIngestedAt")),
+        indexed_commit=_opt_str(repo.get("indexedCommit")),
+        indexing=(index or {}).get("status") == "running",
+        store_seq=seq,
+    )
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -338,7 +338,7 @@ class Workspace:
         """
         request = dataclasses.replace(request, encoding=self.settings.token_encoding)
         bundle = build_bundle(self._store, self._search, self._clock, request)
-        self._call_stats.record(int(bundle.wire["responseTokens"]), bundle.reads_replaced)
+        self._call_stats.record(bundle.response_tokens, bundle.reads_replaced)
         return bundle
 
     def page(

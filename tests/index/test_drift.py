@@ -180,7 +180,7 @@ def test_a_file_too_deep_for_its_link_records_still_answers_related(workspace, r
     (repo / deep).write_text("from pkg.util import parse\n")
     workspace.bootstrap(repo, background=False)
     related = workspace.related("demo", deep)
-    assert related.exists and related.imports == []  # computed, but no key holds them
+    assert related.exists and related.imports == ()  # computed, but no key holds them
     assert workspace.outline("demo", deep).exists
     (repo / deep).write_text("import os\n")
     assert workspace.changed("demo").updated == [deep]

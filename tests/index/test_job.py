@@ -47,12 +47,12 @@ def test_a_first_run_indexes_every_tracked_and_untracked_unignored_file(workspac
 def test_links_carry_the_reason_they_were_made(workspace, repo):
     index(workspace, repo)
     related = workspace.related("demo", "pkg/util.py")
-    assert {link["path"] for link in related.dependents} >= {"pkg/app.py"}
-    tests = {link["path"]: link["reason"] for link in related.covering_tests}
+    assert {link.path for link in related.dependents} >= {"pkg/app.py"}
+    tests = {link.path: link.reason for link in related.covering_tests}
     assert "tests/test_util.py" in tests
     assert "import" in tests["tests/test_util.py"]
     js = workspace.related("demo", "web/index.js")
-    assert [link["path"] for link in js.imports] == ["web/lib/index.js"]
+    assert [link.path for link in js.imports] == ["web/lib/index.js"]
     symbol = workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.parse"))
     assert symbol.value["defs"][0]["path"] == "pkg/util.py"
     users = workspace.store.get(XREF, xref_key("demo", "name:parse")).value
@@ -85,11 +85,11 @@ def test_an_edit_a_new_file_and_a_deletion_are_applied_incrementally(workspace, 
     assert "web/lib/index.js" not in nodes
     assert workspace.store.get(CONTENT, content_key("demo", "web/lib/index.js")) is None
     assert workspace.store.get(XREF, xref_key("demo", "in:web/lib/index.js")) is None
-    assert workspace.related("demo", "web/index.js").imports == []
+    assert workspace.related("demo", "web/index.js").imports == ()
     assert workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.Helper")) is None
     assert nodes["pkg/util.py"]["matchesGitIndex"] is False
     dependents = workspace.related("demo", "pkg/util.py").dependents
-    assert "pkg/new.py" in {link["path"] for link in dependents}
+    assert "pkg/new.py" in {link.path for link in dependents}
 
 
 def test_a_touched_file_with_the_same_bytes_is_not_reparsed(workspace, repo):
@@ -213,7 +213,7 @@ def test_a_path_no_key_can_hold_is_reported_not_fatal(workspace, repo):
     assert status.status == "completed"
     assert {"path": "odd\nname.py", "reason": "invalid_path"} in status.issues
     symbols = workspace.outline("demo", "templ.cpp").symbols
-    assert all("\n" not in s["fullyQualifiedName"] for s in symbols)
+    assert all("\n" not in s.fq_name for s in symbols)
 
 
 def test_a_build_larger_than_one_flush_writes_the_same_projections(

@@ -63,7 +63,7 @@ def indexed(workspace, root: Path):
 
 
 def paths(links) -> set[str]:
-    return {link["path"] for link in links}
+    return {link.path for link in links}
 
 
 @pytest.mark.parametrize(

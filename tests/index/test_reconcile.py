@@ -59,7 +59,7 @@ def test_a_refresh_applies_edits_additions_and_deletions_under_its_paths(workspa
     nodes = load_file_nodes(workspace.store, "demo")
     assert "web/lib/index.js" not in nodes and "pkg/new.py" in nodes
     assert workspace.store.get(SYMBOL, symbol_key("demo", "pkg.util.extra")) is not None
-    assert "pkg/new.py" in {d["path"] for d in workspace.related("demo", "pkg/util.py").dependents}
+    assert "pkg/new.py" in {d.path for d in workspace.related("demo", "pkg/util.py").dependents}
     # Outside the scope nothing was looked at; the records equal a rebuild from the nodes.
     assert workspace.changed("demo").updated == ["tests/test_util.py"]
     assert projections(workspace) == rebuilt(workspace)
@@ -157,7 +157,7 @@ def test_every_registration_holding_an_edited_path_follows_it(tmp_path, repo):
         ):
             assert wait_for(
                 lambda r=repo_id, p=path: (
-                    [s["name"] for s in workspace.outline(r, p).symbols] == ["watched"]
+                    [s.name for s in workspace.outline(r, p).symbols] == ["watched"]
                 )
             ), repo_id
 
@@ -179,7 +179,7 @@ def test_the_poll_loop_runs_full_passes(tmp_path, repo):
 
 
 def symbol_names(workspace, path):
-    return [s["name"] for s in workspace.outline("demo", path).symbols]
+    return [s.name for s in workspace.outline("demo", path).symbols]
 
 
 def test_warming_loads_a_consistent_index_without_writing(tmp_path, repo):
@@ -305,9 +305,7 @@ def test_a_registered_root_that_is_gone_does_not_stop_watching_the_others(
         repo_factory(other)  # the root is back: watched again, caught up
         (other / "pkg/util.py").write_text("def back():\n    pass\n")
         assert wait_for(
-            lambda: (
-                [s["name"] for s in workspace.outline("other", "pkg/util.py").symbols] == ["back"]
-            )
+            lambda: [s.name for s in workspace.outline("other", "pkg/util.py").symbols] == ["back"]
         )
         assert reconciler.mode == "watch"
 

@@ -80,16 +80,33 @@ def test_the_response_never_costs_more_than_its_budget(served, words, budget, de
             "top": top,
         },
     )
-    assert not result.is_error, result.content
+    if result.is_error:  # below the smallest answer: refused, naming the budget that works
+        refusal = json.loads(result.content[0].text)
+        assert refusal["code"] == "context.budget_too_small", refusal
+        assert budget < 400
+        return
     wire = result.structured_content
-    assert received_tokens(result) == wire["responseTokens"] <= wire["budgetTokens"]
-    assert wire["budgetTokens"] >= budget
-    if wire["budgetTokens"] > budget:  # raised only to the smallest possible response
-        assert wire["entries"] == [] and wire["responseTokens"] == wire["budgetTokens"]
+    assert received_tokens(result) == wire["responseTokens"] <= wire["budgetTokens"] == budget
     assert wire["detail"] in ("paths", "outline", "slices")
     assert sum(e["tokenCount"] for e in wire["entries"]) == wire["totalTokens"]
     if not wire["entries"] and wire["truncated"]:
-        assert wire["retryBudgetTokens"] > wire["budgetTokens"] or wire["budgetTokens"] > budget
+        assert wire["retryBudgetTokens"] > wire["budgetTokens"]
+
+
+def test_a_budget_below_the_smallest_answer_is_refused_with_the_budget_that_works(served):
+    args = {"repoId": "proj", "task": "config loader", "responseBudgetTokens": 60}
+    refused = call(served, "repocontext_context", args)
+    assert refused.is_error and refused.structured_content is None
+    error = json.loads(refused.content[0].text)
+    assert error["code"] == "context.budget_too_small"
+    smallest = int(error["hint"].split("at least ")[1].split()[0])
+    assert smallest > 60 and str(smallest) in error["message"]
+    answered = call(served, "repocontext_context", {**args, "responseBudgetTokens": smallest})
+    assert not answered.is_error, answered.content
+    wire = answered.structured_content
+    assert received_tokens(answered) == wire["responseTokens"] <= wire["budgetTokens"] == smallest
+    below = call(served, "repocontext_context", {**args, "responseBudgetTokens": smallest - 1})
+    assert json.loads(below.content[0].text)["code"] == "context.budget_too_small"
 
 
 def test_seen_receipts_and_sessions_suppress_exactly_what_was_delivered(served):
@@ -184,3 +201,18 @@ def test_search_tool_and_stats_tool(served):
     assert stats["netSavedTokens"] == stats["readsReplacedTokens"] - stats["responseTokens"]
     bad = call(served, "repocontext_search", {"repoId": "missing", "query": "x"})
     assert bad.is_error and json.loads(bad.content[0].text)["code"]
+
+
+def test_context_is_annotated_as_writing_and_search_as_read_only(served):
+    tools = {tool.name: tool for tool in anyio.run(list_tools, served)}
+    context = tools["repocontext_context"]
+    assert context.annotations.read_only_hint is False
+    assert context.annotations.destructive_hint is False
+    assert "Writes only with `session`" in context.description
+    for name in ("repocontext_search", "repocontext_stats"):
+        assert tools[name].annotations.read_only_hint is True
+
+
+async def list_tools(workspace: Workspace) -> list:
+    async with Client(build_server(workspace, workspace.settings)) as client:
+        return (await client.list_tools()).tools

@@ -43,12 +43,12 @@ def test_memory_scope_ranks_entries_with_reasons(ws):
     assert keys(result) == [evict.key]
     [hit] = result.hits
     assert hit.path is None and hit.lines is None
-    assert hit.reasons == ["tag:cache", "content-match"]
-    assert hit.entry["title"] == "Cache eviction runs on write"
-    assert hit.entry["topic"] == "gotchas" and hit.entry["memoryKind"] == "note"
+    assert hit.reasons == ("tag:cache", "content-match")
+    assert hit.entry.kind == "memory" and hit.entry.title == "Cache eviction runs on write"
+    assert hit.entry.topic == "gotchas" and hit.entry.memory_kind == "note"
     topic = ws.search(SearchRequest.of("demo", "decisions storage", scope="memory"))
     assert keys(topic) == [other.key]
-    assert topic.hits[0].reasons == ["topic-match", "content-match"]
+    assert topic.hits[0].reasons == ("topic-match", "content-match")
     named = ws.search(SearchRequest.of("demo", f"what did {other.id} say", scope="memory"))
     assert keys(named)[0] == other.key and "key-match" in named.hits[0].reasons
     assert ws.search(SearchRequest.of("demo", "nothing like it", scope="memory")).mode == "empty"
@@ -58,13 +58,13 @@ def test_updates_forgets_and_expiry_show_in_the_next_search(ws, clock):
     made = ws.remember("demo", "notes", title="flaky network test", ttl_seconds=60)
     assert keys(ws.search(SearchRequest.of("demo", "flaky", scope="memory"))) == [made.key]
     ws.update(made.key, fields={"title": "stable now"})
-    assert ws.search(SearchRequest.of("demo", "flaky", scope="memory")).hits == []
+    assert ws.search(SearchRequest.of("demo", "flaky", scope="memory")).hits == ()
     assert keys(ws.search(SearchRequest.of("demo", "stable", scope="memory"))) == [made.key]
     clock.advance(61)
-    assert ws.search(SearchRequest.of("demo", "stable", scope="memory")).hits == []
+    assert ws.search(SearchRequest.of("demo", "stable", scope="memory")).hits == ()
     gone = ws.remember("demo", "notes", title="temporary workaround")
     ws.forget(gone.key)
-    assert ws.search(SearchRequest.of("demo", "workaround", scope="memory")).hits == []
+    assert ws.search(SearchRequest.of("demo", "workaround", scope="memory")).hits == ()
 
 
 def test_all_scope_interleaves_code_and_memory_and_code_scope_excludes_memory(ws):
@@ -98,7 +98,7 @@ def test_memory_entries_are_embedded_and_fused_with_the_keyword_ranking(tmp_path
         found = ws.search(SearchRequest.of("demo", "purge stale cached items", scope="memory"))
         assert found.mode in ("semantic", "hybrid")
         assert found.retrieval_path.endswith(".exact")
-        assert found.hits[0].key == evict.key and found.hits[0].reasons == ["semantic"]
+        assert found.hits[0].key == evict.key and found.hits[0].reasons == ("semantic",)
         # Found by its words and its vector: both lists answered, so the answer is hybrid.
         both = ws.search(SearchRequest.of("demo", "cache eviction on writes", scope="memory"))
         assert both.hits[0].key == evict.key

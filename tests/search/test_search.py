@@ -4,12 +4,20 @@ from pathlib import Path
 
 import pytest
 
-from repocontext.errors import InvalidInputError, NotFoundError
+from repocontext.errors import BudgetTooSmallError, InvalidInputError, NotFoundError
+from repocontext.pack.bundle import Bundle
 from repocontext.search.request import SearchRequest
 from repocontext.search.terms import split_identifier, unique_terms
 from repocontext.settings import Settings
 from repocontext.testing import make_repo
+from repocontext.wire.retrieval import ContextResultWire
 from repocontext.workspace import Workspace
+
+
+def wire_of(bundle: Bundle) -> dict:
+    """The bundle as the context tool sends it."""
+    return ContextResultWire.of(bundle).wire()
+
 
 FILES = {
     "app/config_loader.py": (
@@ -60,15 +68,15 @@ def test_the_defining_file_ranks_first_with_reasons_in_the_fixed_order(workspace
     top = result.hits[0]
     assert top.path == "app/config_loader.py"
     assert top.key == "repo/demo/file/app/config_loader.py"
-    assert top.reasons == [
+    assert top.reasons == (
         "path-name-match",
         "symbol:app.config_loader.ConfigLoader",  # ties on overlap: the earlier definition
         "symbol:app.config_loader.ConfigLoader.load_config",
         "content-match",
         "chunk:symbol",
-    ]
+    )
     assert top.lines == (4, 6)
-    assert top.entry["language"] == "python"
+    assert top.entry.kind == "file" and top.entry.language == "python"
     assert {h.path for h in result.hits} >= {"app/server.py"}
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
 
@@ -90,7 +98,8 @@ def test_edits_and_deletions_reach_search_through_the_change_feed(workspace, rep
     (repo / "web/render.js").unlink()
     workspace.bootstrap(repo, background=False)
     hits = workspace.search(SearchRequest.of("demo", "brand new entrypoint", k=3)).hits
-    assert hits[0].path == "app/server.py"
+    assert hits[0].path == "app/server.py"  # explained from its new node, not the one parsed
+    assert "symbol:app.server.brandNewEntrypoint" in hits[0].reasons  # for "serve" before
     assert index.seq > built
     assert index.count() == len(FILES) - 1
     assert all(
@@ -126,9 +135,9 @@ def test_a_deleted_index_file_is_rebuilt_from_the_store(workspace, tmp_path) -> 
 
 def test_freshness_and_refusals(workspace) -> None:
     result = workspace.search(SearchRequest.of("demo", "config", k=2))
-    assert result.freshness["indexedAt"] and result.freshness["indexing"] is False
+    assert result.freshness.indexed_at and result.freshness.indexing is False
     assert workspace.search(SearchRequest.of("demo", "zzzz qqqq", k=2)).mode == "empty"
-    assert workspace.search(SearchRequest.of("demo", "config", scope="memory")).hits == []
+    assert workspace.search(SearchRequest.of("demo", "config", scope="memory")).hits == ()
     with pytest.raises(InvalidInputError):
         workspace.search(SearchRequest.of("demo", "   "))
     with pytest.raises(NotFoundError):
@@ -178,7 +187,7 @@ def test_the_token_encoding_is_selectable_and_recounts_files(tmp_path: Path, rep
                 count_tokens(text, encoding),
                 encoding,
             )
-            wire = workspace.context(ContextRequest("demo", "config loader", budget=4000)).wire
+            wire = wire_of(workspace.context(ContextRequest("demo", "config loader", budget=4000)))
             sent = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
             assert wire["responseTokens"] == 2 * count_tokens(sent, encoding) <= 4000
     assert count_tokens(text, "cl100k_base") != count_tokens(text, "o200k_base")
@@ -197,7 +206,9 @@ def test_slices_number_lines_as_the_outline_does_across_form_feeds(workspace, re
     start = body.split("\n").index("def target_function(x):") + 1
     request = ContextRequest("demo", "target_function", detail="slices", budget=20000)
     entry = next(
-        e for e in workspace.context(request).wire["entries"] if e["path"] == "app/long_module.py"
+        e
+        for e in wire_of(workspace.context(request))["entries"]
+        if e["path"] == "app/long_module.py"
     )
     unit = next(u for u in entry["units"] if u.get("symbol", "").endswith("target_function"))
     assert (unit["startLine"], unit["endLine"]) == (start - 2, start + 2)
@@ -209,20 +220,20 @@ def test_reads_replaced_count_only_files_whose_content_was_delivered(workspace) 
     from repocontext.pack.bundle import ContextRequest
 
     paths = workspace.context(ContextRequest("demo", "config loader", detail="paths"))
-    assert paths.wire["entries"] and paths.reads_replaced == 0  # no content: no read replaced
+    assert wire_of(paths)["entries"] and paths.reads_replaced == 0  # no content: no read replaced
     first = workspace.context(ContextRequest("demo", "config loader serve", detail="slices"))
-    delivered = {e["path"]: e for e in first.wire["entries"]}
+    delivered = {e["path"]: e for e in wire_of(first)["entries"]}
     assert first.reads_replaced == sum(e["fullReadTokenCount"] for e in delivered.values())
     # The top file's units already seen: the files after it are still credited to themselves.
-    top = first.wire["entries"][0]
+    top = wire_of(first)["entries"][0]
     seen = frozenset(u["receipt"] for u in top["units"])
     again = workspace.context(
         ContextRequest("demo", "config loader serve", detail="slices", seen=seen)
     )
-    rest = again.wire["entries"]
+    rest = wire_of(again)["entries"]
     assert top["path"] not in {e["path"] for e in rest} and rest
     assert again.reads_replaced == sum(e["fullReadTokenCount"] for e in rest)
-    assert again.delivered_receipts == [u["receipt"] for e in rest for u in e["units"]]
+    assert again.delivered_receipts == tuple(u["receipt"] for e in rest for u in e["units"])
 
 
 def test_an_auto_retry_budget_fits_the_first_entry_at_the_detail_auto_then_picks(
@@ -232,15 +243,22 @@ def test_an_auto_retry_budget_fits_the_first_entry_at_the_detail_auto_then_picks
 
     for top in (1, 2, 4):
         for budget in (1, 60, 125, 200, 500, 700):
-            wire = workspace.context(
-                ContextRequest("demo", "config loader", top=top, budget=budget)
-            ).wire
+            try:
+                bundle = workspace.context(
+                    ContextRequest("demo", "config loader", top=top, budget=budget)
+                )
+            except BudgetTooSmallError as refused:  # answered from the budget it names
+                assert refused.smallest > budget
+                bundle = workspace.context(
+                    ContextRequest("demo", "config loader", top=top, budget=refused.smallest)
+                )
+            wire = wire_of(bundle)
             if wire["entries"]:
                 continue
             retry = wire["retryBudgetTokens"]
-            again = workspace.context(
-                ContextRequest("demo", "config loader", top=top, budget=retry)
-            ).wire
+            again = wire_of(
+                workspace.context(ContextRequest("demo", "config loader", top=top, budget=retry))
+            )
             assert again["entries"], (top, budget, retry, again["detail"])
             assert again["responseTokens"] <= again["budgetTokens"] == retry
 
@@ -250,14 +268,14 @@ def test_a_long_reused_listing_is_cut_to_the_budget_not_the_budget_raised(worksp
 
     task = "config loader serve render widget demo"
     first = workspace.context(ContextRequest("demo", task, detail="slices", session="long"))
-    assert len(first.wire["entries"]) >= 3
-    again = workspace.context(
-        ContextRequest("demo", task, detail="slices", session="long", budget=150)
-    ).wire
+    assert len(wire_of(first)["entries"]) >= 3
+    again = wire_of(
+        workspace.context(ContextRequest("demo", task, detail="slices", session="long", budget=150))
+    )
     assert again["entries"] == [] and again["budgetTokens"] == 150
     assert again["responseTokens"] <= 150 and again["truncated"]
     assert again["reusedOmitted"] > 0
-    assert len(again["reused"]) + again["reusedOmitted"] == len(first.wire["entries"])
+    assert len(again["reused"]) + again["reusedOmitted"] == len(wire_of(first)["entries"])
 
 
 def test_a_huge_query_searches_its_first_terms_only(workspace) -> None:
@@ -295,16 +313,16 @@ def test_an_expired_session_id_used_again_starts_empty(tmp_path: Path, repo: Pat
     with Workspace.open(settings, clock=clock) as workspace:
         workspace.bootstrap(repo, background=False)
         request = ContextRequest("demo", "config loader", detail="slices", session="s")
-        first = workspace.context(request).wire
+        first = wire_of(workspace.context(request))
         assert first["entries"] and not first["reused"]
-        assert workspace.context(request).wire["entries"] == []  # all held by the session
+        assert wire_of(workspace.context(request))["entries"] == []  # all held by the session
         clock.advance(SESSION_TTL_S + 60)
         other = ContextRequest("demo", "render widget", detail="slices", session="s")
-        assert workspace.context(other).wire["entries"][0]["path"] == "web/render.js"
+        assert wire_of(workspace.context(other))["entries"][0]["path"] == "web/render.js"
         # A new session under the old id: it never received the config loader.
-        fresh = workspace.context(request).wire
+        fresh = wire_of(workspace.context(request))
         assert "app/config_loader.py" in {e["path"] for e in fresh["entries"]}
-        assert workspace.context(request).wire["entries"] == []  # and it holds them now
+        assert wire_of(workspace.context(request))["entries"] == []  # and it holds them now
 
 
 def test_a_keyword_index_that_cannot_grow_is_store_full(workspace, repo) -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repocontext.index.files.nodes import node_of
 from repocontext.search.embed import EmbeddingSpace, chunks_of, load_embedder
 from repocontext.search.request import SearchRequest
 from repocontext.search.vectors import VectorPlane
@@ -41,12 +42,22 @@ def open_workspace(tmp_path: Path, repo: Path, embedder: str = "static") -> Work
 
 
 def test_chunks_are_symbols_plus_windows_over_uncovered_lines() -> None:
-    node = {
-        "path": "m.py",
-        "symbols": [
-            {"name": "f", "fullyQualifiedName": "m.f", "startLine": 3, "endLine": 4, "children": []}
-        ],
-    }
+    node = node_of(
+        {
+            "path": "m.py",
+            "symbols": [
+                {
+                    "kind": "function",
+                    "name": "f",
+                    "fullyQualifiedName": "m.f",
+                    "signature": "",
+                    "startLine": 3,
+                    "endLine": 4,
+                    "children": [],
+                }
+            ],
+        }
+    )
     text = "import os\n\ndef f():\n    return 1\n" + "x = 1\n" * 45
     chunks = chunks_of(node, text)
     assert [(c.kind, c.start_line, c.end_line, c.symbol) for c in chunks] == [

@@ -1,18 +1,22 @@
-"""Store values of the code index: file nodes and outlines as msgpack-able dicts.
+"""The record codec of file nodes: store values as msgpack-able dicts, read back as types.
 
 A file node (``repo/{id}/file/{path}`` in the structural tree) holds the stat tuple and
 digest used by the fast path, the file's classification and its whole outline, so every
-projection can be rebuilt from file nodes alone. Field names are camelCase: they are what
-the MCP tools return.
+projection can be rebuilt from file nodes alone. Field names are camelCase (the form the
+store has always held). Read views parse a record once, here, into a
+:class:`~repocontext.index.model.FileNode` (:func:`node_of`, :func:`read_file_node`); the
+indexer's own passes read the raw dicts through the iterators below.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from repocontext.index.files.extract import Extracted
-from repocontext.index.model import FileOutline, ImportRef, Symbol
+from repocontext.index.model import FileNode, FileOutline, ImportRef, NodeStat, Symbol
 from repocontext.store import CONTENT, STRUCTURAL, Store, Value
 from repocontext.store.keys import content_key, family_prefix, file_key
 from repocontext.tokens import DEFAULT_ENCODING
@@ -20,18 +24,20 @@ from repocontext.tokens import DEFAULT_ENCODING
 __all__ = [
     "NODE_FORMAT",
     "STAT_FIELDS",
-    "count_symbols",
+    "ParsedNodes",
     "file_node",
     "file_text",
-    "first_symbols",
     "flat_symbols",
     "iter_file_nodes",
     "iter_symbols",
     "load_file_nodes",
     "load_stat_fields",
+    "node_of",
     "nodes_under",
     "outline_of",
+    "read_file_node",
     "stat_matches",
+    "stat_of",
     "symbol_from_wire",
     "symbol_to_wire",
     "touched_node",
@@ -97,13 +103,117 @@ def touched_node(node: Mapping[str, Value], item: Extracted) -> dict[str, Value]
 
 
 def stat_matches(node: Mapping[str, Any], size: int, mtime_ns: int, inode: int) -> bool:
-    """Return True when a stored node's stat tuple (and format) equals the file's."""
+    """Return True when a stored node's stat tuple (and format) equals the file's.
+
+    (The indexer's fast path, once per file of a pass: the record is compared as it is.)
+    """
     return (
         node.get("format") == NODE_FORMAT
         and node.get("size") == size
         and node.get("mtimeNs") == mtime_ns
         and node.get("inode") == inode
     )
+
+
+def stat_of(node: Mapping[str, Any]) -> NodeStat:
+    """The :class:`NodeStat` of a file node record (or of its stat fields alone)."""
+    get = node.get
+    return NodeStat(
+        str(get("path")),
+        get("size") or 0,
+        get("mtimeNs") or 0,
+        get("inode") or 0,
+        get("blobId"),
+        get("format") or 0,
+    )
+
+
+def node_of(node: Mapping[str, Any]) -> FileNode:
+    """Parse a file node record into a :class:`FileNode` (the one place that reads its keys).
+
+    The record is this module's own (:func:`file_node`), so its values are taken as written;
+    a key an older format lacks reads as its default. Positional: a read view parses every
+    candidate a search explains.
+    """
+    get = node.get
+    return FileNode(
+        str(get("path")),
+        get("language") or None,
+        get("blobId"),
+        get("tokenCount") or 0,
+        get("tokenEncoding"),
+        get("lines") or 0,
+        bool(get("hasContent")),
+        bool(get("isTest")),
+        bool(get("isConfig")),
+        bool(get("binary")),
+        bool(get("oversized")),
+        bool(get("undecodable")),
+        bool(get("syntaxErrors")),
+        get("package"),
+        get("matchesGitIndex"),
+        get("issue"),
+        tuple(map(symbol_from_wire, get("symbols") or ())),
+    )
+
+
+def read_file_node(store: Store, repo_id: str, path: str) -> FileNode | None:
+    """The file node of ``path``, parsed (``None``: the path has no node)."""
+    record = store.get(STRUCTURAL, file_key(repo_id, path))
+    value = record.value if record is not None else None
+    return node_of(value) if isinstance(value, dict) else None
+
+
+class ParsedNodes:
+    """Parsed file nodes of one store, kept while their record is unchanged (a bounded LRU).
+
+    A read view asking for the same file again (search explains the same candidates query
+    after query) gets the :class:`FileNode` parsed before, when the record still has the same
+    stamp (format, digest, stat tuple, token encoding, git index match); the record itself
+    is read every time, so a changed file is parsed again at once.
+    """
+
+    def __init__(self, store: Store, size: int = 4096) -> None:
+        """Keep up to ``size`` parsed nodes of ``store``."""
+        self._store = store
+        self._size = size
+        self._lock = threading.Lock()
+        self._parsed: OrderedDict[str, tuple[tuple[object, ...], FileNode]] = OrderedDict()
+
+    def read(self, key: str) -> FileNode | None:
+        """The file node stored under ``key`` (``repo/{id}/file/{path}``), parsed.
+
+        ``None`` when there is no node under that key.
+        """
+        record = self._store.get(STRUCTURAL, key)
+        value = record.value if record is not None else None
+        if not isinstance(value, dict):
+            return None
+        get = value.get
+        # What changes whenever anything a parsed node holds may have changed.
+        stamp = (
+            get("format"),
+            get("blobId"),
+            get("size"),
+            get("mtimeNs"),
+            get("inode"),
+            get("tokenEncoding"),
+            get("tokenCount"),
+            get("matchesGitIndex"),
+        )
+        parsed = self._parsed
+        with self._lock:
+            kept = parsed.get(key)
+            if kept is not None and kept[0] == stamp:
+                parsed.move_to_end(key)
+                return kept[1]
+        node = node_of(value)
+        with self._lock:
+            parsed[key] = (stamp, node)  # (a new key goes last; a replaced one is fresh too)
+            parsed.move_to_end(key)
+            if len(parsed) > self._size:
+                parsed.popitem(last=False)
+        return node
 
 
 def outline_of(node: Mapping[str, Any], *, whole: bool = True) -> FileOutline | None:
@@ -170,14 +280,16 @@ def symbol_to_wire(symbol: Symbol) -> dict[str, Value]:
 
 def symbol_from_wire(wire: Mapping[str, Any]) -> Symbol:
     """Invert :func:`symbol_to_wire`."""
+    children = wire.get("children")
+    # (positional, and no generator for a leaf: read views parse every symbol of a node)
     return Symbol(
-        kind=wire["kind"],
-        name=wire["name"],
-        fq_name=wire["fullyQualifiedName"],
-        signature=wire["signature"],
-        start_line=wire["startLine"],
-        end_line=wire["endLine"],
-        children=tuple(symbol_from_wire(c) for c in wire.get("children") or ()),
+        wire["kind"],
+        wire["name"],
+        wire["fullyQualifiedName"],
+        wire["signature"],
+        wire["startLine"],
+        wire["endLine"],
+        tuple(map(symbol_from_wire, children)) if children else (),
     )
 
 
@@ -234,28 +346,3 @@ def load_stat_fields(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
         str(fields.get("path")): fields
         for _, fields in store.iter_fields(STRUCTURAL, prefix, STAT_FIELDS)
     }
-
-
-def count_symbols(symbols: list[Any]) -> int:
-    """How many symbols a stored symbol tree holds, nested ones included."""
-    return sum(1 + count_symbols(list(s.get("children") or [])) for s in symbols)
-
-
-def first_symbols(symbols: list[Any], budget: int) -> list[Any]:
-    """The first ``budget`` symbols in depth-first order, nested as stored."""
-    kept: list[Any] = []
-
-    def take(level: list[Any], into: list[Any]) -> None:
-        nonlocal budget
-        for symbol in level:
-            if budget <= 0:
-                return
-            budget -= 1
-            children = list(symbol.get("children") or [])
-            copy = {**symbol, "children": []} if children else dict(symbol)
-            into.append(copy)
-            if children:
-                take(children, copy["children"])
-
-    take(symbols, kept)
-    return kept

@@ -14,17 +14,19 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
-from repocontext.index.model import IMPORT, REFERENCE, Link, Symbol
+from repocontext.index.model import IMPORT, REFERENCE, FileLinks, Link, RelatedLink, Symbol
 from repocontext.store import XREF, Store
 from repocontext.store.keys import xref_key
 
 __all__ = [
     "MAX_USERS",
     "in_record",
+    "linked_paths",
     "links_of_out_record",
     "name_record",
     "out_record",
     "pkg_record",
+    "stored_links",
     "stored_xref",
     "symbol_record",
 ]
@@ -45,6 +47,36 @@ def stored_xref(store: Store, repo_id: str, name: str) -> dict[str, Any]:
     except InvalidKeyError:
         return {}
     return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+
+
+def linked_paths(store: Store, repo_id: str, name: str, field_name: str) -> list[str]:
+    """The paths of one link list of a stored ``out:``/``in:`` record (``imports``...).
+
+    Only the paths, without parsing the links: the graph signal of search reads the imports
+    of its top hits on every query.
+    """
+    wires = stored_xref(store, repo_id, name).get(field_name)
+    return [str(w["path"]) for w in wires if isinstance(w, dict)] if isinstance(wires, list) else []
+
+
+def stored_links(store: Store, repo_id: str, name: str) -> FileLinks:
+    """The links of a stored ``out:{path}`` or ``in:{path}`` record, parsed (none: empty)."""
+    record = stored_xref(store, repo_id, name)
+
+    def parsed(field_name: str) -> tuple[RelatedLink, ...]:
+        wires = record.get(field_name)
+        return tuple(
+            RelatedLink(str(w["path"]), str(w.get("reason", "")), tuple(w.get("names", ())))
+            for w in (wires if isinstance(wires, list) else ())
+            if isinstance(w, dict)
+        )
+
+    return FileLinks(
+        imports=parsed("imports"),
+        references=parsed("references"),
+        dependents=parsed("dependents"),
+        covering_tests=parsed("coveringTests"),
+    )
 
 
 def links_of_out_record(path: str, record: Mapping[str, Any] | None) -> list[Link]:
