@@ -336,7 +336,7 @@ def _related_text(view: dict[str, Any]) -> str:
         lines.append(f"{section}:")
         lines += [f"  {link['path']}  ({link['reason']})" for link in view[section]]
     if view["truncated"]:
-        lines.append(f"(more: --offset {view['next_offset']})")
+        lines.append(f"(more: --offset {view['nextOffset']})")
     return "\n".join(lines)
 
 

@@ -420,6 +420,8 @@ class RelatedResult(WireResult):
     references: list[LinkResult]
     dependents: list[LinkResult]
     covering_tests: list[LinkResult]
+    truncated: bool = False
+    next_offset: int | None = None
 
     @classmethod
     def of(cls, view: RelatedView) -> RelatedResult:
@@ -430,6 +432,8 @@ class RelatedResult(WireResult):
             references=[LinkResult.of(link) for link in view.references],
             dependents=[LinkResult.of(link) for link in view.dependents],
             covering_tests=[LinkResult.of(link) for link in view.covering_tests],
+            truncated=view.truncated,
+            next_offset=view.next_offset,
         )
 
 

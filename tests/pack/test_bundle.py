@@ -7,6 +7,7 @@ import pytest
 
 from repocontext.errors import BudgetTooSmallError
 from repocontext.pack.bundle import ContextRequest, pack_result
+from repocontext.search.request import SearchRequest
 from repocontext.settings import Settings
 from repocontext.store import SystemClock
 from repocontext.workspace import Workspace
@@ -38,7 +39,7 @@ def workspace(tmp_path: Path, repo: Path):
 
 def test_a_bundle_renders_the_node_and_text_its_hits_were_ranked_from(workspace, repo):
     request = ContextRequest("demo", "config loader", detail="slices")
-    result = workspace.search.search("demo", request.task, k=request.top)
+    result = workspace.search(SearchRequest.of("demo", request.task, k=request.top))
     top = result.hits[0]
     assert top.path == "app/loader.py" and top.node is not None and top.text is not None
     # The file changes and is indexed again: the bundle still renders what search read.
@@ -51,7 +52,7 @@ def test_a_bundle_renders_the_node_and_text_its_hits_were_ranked_from(workspace,
 
 
 def test_a_context_call_without_a_session_writes_nothing(workspace):
-    workspace.search.search("demo", "config loader")  # the keyword index is at the head
+    workspace.search(SearchRequest.of("demo", "config loader"))  # the keyword index is at the head
     head = workspace.store.last_seq()
     for detail in ("auto", "slices", "outline", "paths"):
         workspace.context(ContextRequest("demo", "config loader", detail=detail))  # type: ignore[arg-type]
@@ -61,17 +62,17 @@ def test_a_context_call_without_a_session_writes_nothing(workspace):
 
 
 def test_the_keyword_index_catches_up_once_per_store_change(workspace):
-    workspace.search.search("demo", "config loader")
-    index = workspace.search.keyword_index("demo")
+    workspace.search(SearchRequest.of("demo", "config loader"))
+    index = workspace._search.keyword_index("demo")
     assert index.seq == workspace.store.last_seq()
-    assert workspace.search.sync("demo") == 0  # at the head: nothing to apply
+    assert workspace._search.sync("demo") == 0  # at the head: nothing to apply
     workspace.context(ContextRequest("demo", "config loader", session="s"))  # a store write
     assert index.seq < workspace.store.last_seq()
-    workspace.search.search("demo", "config loader")
+    workspace.search(SearchRequest.of("demo", "config loader"))
     caught_up = index.seq
     assert caught_up == workspace.store.last_seq()
-    workspace.search.search("demo", "serve")
-    assert index.seq == caught_up and workspace.search.sync("demo") == 0
+    workspace.search(SearchRequest.of("demo", "serve"))
+    assert index.seq == caught_up and workspace._search.sync("demo") == 0
 
 
 @pytest.mark.parametrize("detail", ["auto", "paths", "outline", "slices"])

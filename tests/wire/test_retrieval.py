@@ -60,7 +60,7 @@ def workspace(tmp_path: Path):
     )
     with Workspace.open(settings) as opened:
         opened.bootstrap(repo, "proj", background=False)
-        opened.memory.remember("proj", "gotchas", title="The engine start loop never ends")
+        opened.remember("proj", "gotchas", title="The engine start loop never ends")
         yield opened
 
 
