@@ -48,35 +48,9 @@ SIDEWAYS: dict[tuple[str, str], frozenset[str]] = {
 }
 
 # Adapters reach the domain through the facade and the package faces only: the workspace,
-# errors, auth, settings, a package's __init__ or a top-level module. The deep imports they
-# still make are listed here until the facade offers what they need (issue 22); the list
-# only gets shorter.
+# errors, auth, settings, a package's __init__ or a top-level module; never a module inside
+# a domain package.
 ADAPTER_FACADE = {"repocontext.workspace", "repocontext.errors", "repocontext.auth"}
-ADAPTER_DEEP_IMPORTS: dict[str, frozenset[str]] = {
-    "repocontext.cli._index": frozenset(
-        {
-            "repocontext.index.files.roots",
-            "repocontext.index.files.walk",
-            "repocontext.index.run.status",
-        }
-    ),
-    "repocontext.cli._retrieval": frozenset(
-        {"repocontext.pack.bundle", "repocontext.search.service"}
-    ),
-    "repocontext.http.app": frozenset({"repocontext.store.clock"}),
-    "repocontext.mcp.grants": frozenset({"repocontext.index.files.roots"}),
-    "repocontext.mcp.index": frozenset(
-        {
-            "repocontext.index.drift",
-            "repocontext.index.files.walk",
-            "repocontext.index.run.status",
-        }
-    ),
-    "repocontext.mcp.retrieval": frozenset(
-        {"repocontext.pack.bundle", "repocontext.search.service"}
-    ),
-    "repocontext.mcp.workspace_tools": frozenset({"repocontext.index.removal"}),
-}
 
 # Inside repocontext.index, concepts build on each other in this order (docs/indexing.md):
 # a module imports its own part of the index or an earlier one, never a later one.
@@ -292,7 +266,6 @@ def test_adapters_import_the_facade_and_package_faces_only():
             for name in imported
             if package_of(name) != mine
             and name not in ADAPTER_FACADE | {package_of(name)}
-            and name not in ADAPTER_DEEP_IMPORTS.get(module, ())
         ]
     assert violations == []
 

@@ -7,7 +7,7 @@ from repocontext.claims.model import (
     ReleaseResult,
     RenewResult,
 )
-from repocontext.claims.service import ClaimService
+from repocontext.claims.service import MAX_OWNER_CHARS, MAX_WAIT_SECONDS, ClaimService
 from repocontext.errors import (
     ClaimRequiredError,
     ReleasedTokenError,
@@ -16,6 +16,8 @@ from repocontext.errors import (
 )
 
 __all__ = [
+    "MAX_OWNER_CHARS",
+    "MAX_WAIT_SECONDS",
     "ClaimGrant",
     "ClaimRequiredError",
     "ClaimResult",

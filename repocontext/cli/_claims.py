@@ -9,10 +9,9 @@ import typer
 
 from repocontext import claims as domain
 from repocontext.arguments import checked_range
-from repocontext.claims.service import MAX_WAIT_SECONDS as MAX_WAIT
+from repocontext.claims import MAX_WAIT_SECONDS as MAX_WAIT
 from repocontext.cli._index import DataDir, JsonOption, RepoIdOption, open_workspace, pick_repo
-from repocontext.wire._base import WireModel
-from repocontext.wire.claims import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
+from repocontext.wire import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult, WireModel
 
 __all__ = ["register"]
 

@@ -17,13 +17,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from repocontext.arguments import checked_range
 from repocontext.errors import InvalidInputError, StoreNotFoundError, StoreReadOnlyError
-from repocontext.index.files.roots import resolve_path
-from repocontext.index.files.walk import WalkOptions
-from repocontext.index.run.status import IndexProgress
-from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE
+from repocontext.index import (
+    MAX_RELATED_PAGE,
+    RELATED_PAGE,
+    IndexProgress,
+    WalkOptions,
+    resolve_path,
+)
 from repocontext.settings import Settings
 from repocontext.store import Store
-from repocontext.wire.retrieval import (
+from repocontext.wire import (
     ChangedResult,
     IndexStatusResult,
     OutlineResult,

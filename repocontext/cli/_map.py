@@ -9,7 +9,7 @@ import typer
 
 from repocontext.cli._index import DataDir, JsonOption, open_workspace, pick_repo
 from repocontext.errors import InvalidInputError
-from repocontext.search.repo_map import RepoMap
+from repocontext.search import RepoMap
 
 __all__ = ["register"]
 

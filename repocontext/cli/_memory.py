@@ -10,12 +10,9 @@ import typer
 from repocontext.arguments import checked_range
 from repocontext.cli._index import DataDir, JsonOption, RepoIdOption, open_workspace, pick_repo
 from repocontext.errors import InvalidInputError
-from repocontext.memory import MemoryEntry, Neighbors
-from repocontext.memory.service import MAX_DEPTH, MAX_NODES
+from repocontext.memory import MAX_DEPTH, MAX_NODES, MemoryEntry, Neighbors
 from repocontext.store import Value
-from repocontext.wire._base import WireModel
-from repocontext.wire.entries import EntryResult
-from repocontext.wire.memory import ForgetResult, NeighborsResult, TopicsResult
+from repocontext.wire import EntryResult, ForgetResult, NeighborsResult, TopicsResult, WireModel
 
 __all__ = ["register"]
 

@@ -9,7 +9,7 @@ import typer
 
 from repocontext.cli._index import DataDir, JsonOption, emit, open_workspace
 from repocontext.errors import InvalidInputError
-from repocontext.pack.page import LineRange, Page
+from repocontext.pack import LineRange, Page
 
 __all__ = ["parse_lines", "register"]
 

@@ -19,8 +19,7 @@ from repocontext.cli._index import (
     pick_repo,
 )
 from repocontext.errors import StoreUnavailableError, UnauthorizedError
-from repocontext.pack.bundle import wire_json
-from repocontext.pack.request import (
+from repocontext.pack import (
     DEFAULT_BUDGET,
     DEFAULT_TOP,
     MAX_BUDGET,
@@ -28,9 +27,10 @@ from repocontext.pack.request import (
     MIN_BUDGET,
     MIN_TOP,
     ContextRequest,
+    wire_json,
 )
-from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SearchRequest
-from repocontext.wire.retrieval import ContextResultWire, SearchResultWire
+from repocontext.search import DEFAULT_K, MAX_K, MIN_K, SearchRequest
+from repocontext.wire import ContextResultWire, SearchResultWire
 
 __all__ = ["register"]
 

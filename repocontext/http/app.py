@@ -39,9 +39,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook
 from repocontext.errors import InvalidInputError, RepoContextError
-from repocontext.store.clock import iso_utc
+from repocontext.store import iso_utc
 from repocontext.telemetry import CONTENT_TYPE, Telemetry
-from repocontext.wire.retrieval import StatsResultWire
+from repocontext.wire import StatsResultWire
 from repocontext.workspace import Workspace
 
 __all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "MAX_BODY_BYTES", "create_app"]

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from repocontext.auth import current_grant
 from repocontext.errors import RepoContextError
-from repocontext.wire._base import WireModel
+from repocontext.wire import WireModel
 
 __all__ = [
     "READ_ONLY",

@@ -8,10 +8,10 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from repocontext.arguments import MAX_FENCING_TOKEN
-from repocontext.claims.service import MAX_OWNER_CHARS, MAX_WAIT_SECONDS
+from repocontext.claims import MAX_OWNER_CHARS, MAX_WAIT_SECONDS
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors, map_errors_async
 from repocontext.mcp._params import MemoryKey, RepoId, Topic
-from repocontext.wire.claims import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
+from repocontext.wire import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
 from repocontext.workspace import Workspace
 
 __all__ = ["claim_tools"]

@@ -11,7 +11,7 @@ from repocontext.entries import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SCOPES, recall
 from repocontext.errors import InvalidInputError
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import Id, OptionalTopic, RecordKey, RepoId, Text
-from repocontext.wire.entries import EntryResult, ScanResult
+from repocontext.wire import EntryResult, ScanResult
 from repocontext.workspace import Workspace
 
 __all__ = ["entry_tools"]

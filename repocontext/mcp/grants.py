@@ -46,7 +46,7 @@ from repocontext.errors import (
     RepoForbiddenError,
     ToolForbiddenError,
 )
-from repocontext.index.files.roots import resolve_path
+from repocontext.index import resolve_path
 from repocontext.mcp._gate import error_result
 from repocontext.telemetry import Telemetry
 

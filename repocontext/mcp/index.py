@@ -7,8 +7,7 @@ from typing import Annotated, Final
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from repocontext.index.files.walk import WalkOptions
-from repocontext.index.service import MAX_RELATED_PAGE, RELATED_PAGE
+from repocontext.index import MAX_RELATED_PAGE, RELATED_PAGE, WalkOptions
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import (
     NewRepoId,
@@ -19,7 +18,7 @@ from repocontext.mcp._params import (
     WorkspacePath,
 )
 from repocontext.mcp.retrieval import sent
-from repocontext.wire.retrieval import (
+from repocontext.wire import (
     ChangedResult,
     IndexStatusResult,
     OutlineResult,

@@ -7,7 +7,7 @@ from typing import Annotated, Final
 from pydantic import Field
 
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.search.repo_map import RepoMap
+from repocontext.search import RepoMap
 from repocontext.workspace import Workspace
 
 __all__ = ["MAX_MAP_BUDGET", "MIN_MAP_BUDGET", "RepoMapResult", "map_tool"]

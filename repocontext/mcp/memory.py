@@ -12,15 +12,14 @@ from repocontext.arguments import MAX_FENCING_TOKEN, MAX_KEY_CHARS
 from repocontext.auth import visible
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import Id, MemoryKey, RepoId, Topic
-from repocontext.memory.service import (
+from repocontext.memory import (
     MAX_CHARS,
     MAX_DEPTH,
     MAX_NODES,
     MAX_TAG_CHARS,
     MAX_TAGS_PER_CALL,
 )
-from repocontext.wire.entries import EntryResult
-from repocontext.wire.memory import ForgetResult, NeighborsResult, TopicsResult
+from repocontext.wire import EntryResult, ForgetResult, NeighborsResult, TopicsResult
 from repocontext.workspace import Workspace
 
 __all__ = ["memory_tools"]

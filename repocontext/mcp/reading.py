@@ -7,7 +7,7 @@ from typing import Annotated, Final
 from pydantic import Field
 
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.pack.page import MAX_PATH_CHARS, Page
+from repocontext.pack import MAX_PATH_CHARS, Page
 from repocontext.workspace import Workspace
 
 __all__ = ["read_tool"]

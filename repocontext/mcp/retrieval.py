@@ -9,19 +9,19 @@ from pydantic import Field
 
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import Id, Name, RepoId, Text
-from repocontext.pack.bundle import wire_json
-from repocontext.pack.request import (
+from repocontext.pack import (
     DEFAULT_BUDGET,
     DEFAULT_TOP,
     MAX_BUDGET,
     MAX_TOP,
+    MAX_WINDOW_S,
     MIN_BUDGET,
     MIN_TOP,
     ContextRequest,
+    wire_json,
 )
-from repocontext.pack.stats import MAX_WINDOW_S
-from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SearchRequest
-from repocontext.wire.retrieval import (
+from repocontext.search import DEFAULT_K, MAX_K, MIN_K, SearchRequest
+from repocontext.wire import (
     ContextResultWire,
     SearchResultWire,
     StatsResultWire,

@@ -11,11 +11,11 @@ from typing import Annotated, Final
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from repocontext.index.removal import IndexReset, RepoRemoval
+from repocontext.index import IndexReset, RepoRemoval
 from repocontext.mcp._gate import ToolSpec, WireModel, map_errors
 from repocontext.mcp._params import NewRepoId, RepoId, Text, WorkspacePath
 from repocontext.mcp.index import INDEX_WRITE, walk_options
-from repocontext.wire.retrieval import IndexStatusResult
+from repocontext.wire import IndexStatusResult
 from repocontext.workspace import Workspace
 
 __all__ = ["RemoveRepoResult", "ResetIndexResult", "workspace_tools"]

@@ -21,11 +21,24 @@ from repocontext.memory.entry import (
     memory_entry,
 )
 from repocontext.memory.links import StaleLink
-from repocontext.memory.service import KINDS, MemoryService
+from repocontext.memory.service import (
+    KINDS,
+    MAX_CHARS,
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_TAG_CHARS,
+    MAX_TAGS_PER_CALL,
+    MemoryService,
+)
 
 __all__ = [
     "ARCHIVE_NAME",
     "KINDS",
+    "MAX_CHARS",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "MAX_TAGS_PER_CALL",
+    "MAX_TAG_CHARS",
     "ArchiveStatus",
     "EntryClaim",
     "Forgotten",

@@ -1,7 +1,48 @@
-"""Context economics: token counter, bundle packing, reuse receipts, sessions, usage stats.
+"""Context economics: context bundles, pages from disk, reuse receipts, sessions, usage stats.
 
-This package arrives with its own issue; it is part of the layout from the start so that the
-import layering (store <- index, memory, claims <- search <- pack <- workspace) is fixed.
+The face of pack for the layers above: the request a bundle is asked with
+(:class:`ContextRequest`, its limits checked once), the typed bundle (:class:`Bundle` of
+:class:`BundleEntry` and :class:`BundleUnit`), a :class:`Page` read from disk with its git
+blob id and exact token count, and the usage figures (:class:`CallStats`). See
+``docs/retrieval.md`` ("Context bundles", "Pages").
 """
 
-__all__: list[str] = []
+from repocontext.pack.bundle import receipt
+from repocontext.pack.model import Bundle, BundleEntry, BundleUnit, ReusedItem, UnitKind, wire_json
+from repocontext.pack.page import MAX_PATH_CHARS, LineRange, Page
+from repocontext.pack.request import (
+    DEFAULT_BUDGET,
+    DEFAULT_TOP,
+    DETAILS,
+    MAX_BUDGET,
+    MAX_TOP,
+    MIN_BUDGET,
+    MIN_TOP,
+    ContextRequest,
+    Detail,
+)
+from repocontext.pack.stats import MAX_WINDOW_S, CallStats
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_TOP",
+    "DETAILS",
+    "MAX_BUDGET",
+    "MAX_PATH_CHARS",
+    "MAX_TOP",
+    "MAX_WINDOW_S",
+    "MIN_BUDGET",
+    "MIN_TOP",
+    "Bundle",
+    "BundleEntry",
+    "BundleUnit",
+    "CallStats",
+    "ContextRequest",
+    "Detail",
+    "LineRange",
+    "Page",
+    "ReusedItem",
+    "UnitKind",
+    "receipt",
+    "wire_json",
+]

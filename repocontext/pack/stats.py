@@ -16,7 +16,7 @@ from typing import Final
 
 from repocontext.store import Clock
 
-__all__ = ["DEFAULT_WINDOW_S", "MAX_EVENTS", "CallStats", "StatsWindow"]
+__all__ = ["DEFAULT_WINDOW_S", "MAX_EVENTS", "MAX_WINDOW_S", "CallStats", "StatsWindow"]
 
 DEFAULT_WINDOW_S: Final = 3600.0
 MAX_WINDOW_S: Final = 7 * 24 * 3600.0

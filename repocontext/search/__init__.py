@@ -1,7 +1,40 @@
 """Retrieval: identifier-aware BM25, embedders, vector index, hybrid ranking, reasons.
 
-This package arrives with its own issue; it is part of the layout from the start so that the
-import layering (store <- index, memory, claims <- search <- pack <- workspace) is fixed.
+The face of search for the layers above: the request a search is asked with
+(:class:`SearchRequest`, its limits checked once), the typed answer (:class:`SearchResult`
+of :class:`SearchHit`), and the repository map (:class:`RepoMap`, PageRank over the
+reference graph). See ``docs/retrieval.md``.
 """
 
-__all__: list[str] = []
+from repocontext.search.hits import (
+    FileEntry,
+    Freshness,
+    NoteEntry,
+    SearchHit,
+    SearchResult,
+    SymbolMatch,
+)
+from repocontext.search.repo_map import MAX_SYMBOLS, RepoMap, RepoMapEntry
+from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SCOPES, SearchRequest
+from repocontext.search.semantic import EmbedReport
+from repocontext.search.service import SearchScope, SearchService
+
+__all__ = [
+    "DEFAULT_K",
+    "MAX_K",
+    "MAX_SYMBOLS",
+    "MIN_K",
+    "SCOPES",
+    "EmbedReport",
+    "FileEntry",
+    "Freshness",
+    "NoteEntry",
+    "RepoMap",
+    "RepoMapEntry",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResult",
+    "SearchScope",
+    "SearchService",
+    "SymbolMatch",
+]

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from repocontext.index.model import FileNode
-from repocontext.search.memory_search import MemoryEntry
+from repocontext.search.memory_search import NoteEntry
 
-__all__ = ["FileEntry", "Freshness", "MemoryEntry", "SearchHit", "SearchResult", "SymbolMatch"]
+__all__ = ["FileEntry", "Freshness", "NoteEntry", "SearchHit", "SearchResult", "SymbolMatch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ class SearchHit:
     path: str | None
     score: float
     reasons: tuple[str, ...]
-    entry: FileEntry | MemoryEntry
+    entry: FileEntry | NoteEntry
     lines: tuple[int, int] | None = None
     symbols: tuple[SymbolMatch, ...] = ()
     node: FileNode | None = field(default=None, repr=False, compare=False)

@@ -20,7 +20,7 @@ from repocontext.search.terms import terms
 from repocontext.store import MEMORY, Record, Store
 from repocontext.store.keys import parse_key
 
-__all__ = ["MemoryEntry", "MemoryHit", "memory_doc", "rank_memory"]
+__all__ = ["MemoryHit", "NoteEntry", "memory_doc", "rank_memory"]
 
 MAX_TAG_REASONS: Final = 3
 _MIN_ID: Final = 6  # shorter words are too likely to be ordinary words that happen to be ids
@@ -28,7 +28,7 @@ _WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_./%-]*")
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryEntry:
+class NoteEntry:
     """What a memory hit says about its entry.
 
     Attributes:
@@ -56,7 +56,7 @@ class MemoryHit:
     key: str
     score: float
     reasons: tuple[str, ...]
-    entry: MemoryEntry
+    entry: NoteEntry
 
 
 def memory_doc(record: Record) -> MemoryDoc | None:
@@ -137,7 +137,7 @@ def _hit(record: Record, score: float, query: set[str], named: bool, similar: bo
     if similar:
         reasons.append("semantic")
     kind, title = fields.get("kind"), fields.get("title")
-    entry = MemoryEntry(
+    entry = NoteEntry(
         topic=str(parsed.topic),
         id=str(parsed.id),
         memory_kind=kind if isinstance(kind, str) else None,

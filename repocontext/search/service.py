@@ -45,7 +45,7 @@ from repocontext.index.projections.xref_records import linked_paths
 from repocontext.search.hits import (
     FileEntry,
     Freshness,
-    MemoryEntry,
+    NoteEntry,
     SearchHit,
     SearchResult,
     SymbolMatch,
@@ -61,7 +61,7 @@ from repocontext.store.keys import family_prefix, file_key, repo_key
 __all__ = [
     "FileEntry",
     "Freshness",
-    "MemoryEntry",
+    "NoteEntry",
     "SearchHit",
     "SearchResult",
     "SearchScope",

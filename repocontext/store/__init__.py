@@ -15,7 +15,7 @@ Public surface::
 from repocontext.store.archive import ArchiveReport, export_archive, import_archive
 from repocontext.store.backend import Backend, BackendStats, ReadTxn, WriteTxn
 from repocontext.store.batch import Batch
-from repocontext.store.clock import Clock, SystemClock
+from repocontext.store.clock import Clock, SystemClock, iso_utc
 from repocontext.store.document import DocPatch, DocState
 from repocontext.store.records import Value
 from repocontext.store.repos import repo_record
@@ -71,5 +71,6 @@ __all__ = [
     "WriteTxn",
     "export_archive",
     "import_archive",
+    "iso_utc",
     "repo_record",
 ]

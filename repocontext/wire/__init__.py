@@ -1,1 +1,73 @@
-"""The camelCase wire form of typed values: pydantic result models used by MCP, HTTP and CLI --json."""
+"""The camelCase wire form of typed values: the result models of MCP, HTTP and CLI ``--json``.
+
+One pydantic model per result, built from its typed value with ``Model.of(value)``; the JSON
+schema of each is the output schema its MCP tool declares, and the MCP tools, the HTTP app
+and the CLI all render through them, so the three send the same objects. Domain code never
+imports this package; adapters never build a wire dict by hand.
+"""
+
+from repocontext.wire._base import WireModel
+from repocontext.wire.claims import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
+from repocontext.wire.entries import EntryClaimResult, EntryResult, ScanResult, StaleLinkResult
+from repocontext.wire.memory import (
+    ForgetResult,
+    NeighborNode,
+    NeighborsResult,
+    TopicCount,
+    TopicsResult,
+)
+from repocontext.wire.retrieval import (
+    BundleEntryWire,
+    BundleUnitWire,
+    ChangedResult,
+    ContextResultWire,
+    FileEntryWire,
+    FreshnessWire,
+    ImpactedEntry,
+    IndexStatusResult,
+    LinkResult,
+    NoteEntryWire,
+    OutlineResult,
+    RelatedResult,
+    ReusedWire,
+    SearchHitWire,
+    SearchResultWire,
+    StatsResultWire,
+    SymbolResult,
+    WireResult,
+)
+
+__all__ = [
+    "BundleEntryWire",
+    "BundleUnitWire",
+    "ChangedResult",
+    "ClaimResult",
+    "ClaimStatusResult",
+    "ContextResultWire",
+    "EntryClaimResult",
+    "EntryResult",
+    "FileEntryWire",
+    "ForgetResult",
+    "FreshnessWire",
+    "ImpactedEntry",
+    "IndexStatusResult",
+    "LinkResult",
+    "NeighborNode",
+    "NeighborsResult",
+    "NoteEntryWire",
+    "OutlineResult",
+    "RelatedResult",
+    "ReleaseResult",
+    "RenewResult",
+    "ReusedWire",
+    "ScanResult",
+    "SearchHitWire",
+    "SearchResultWire",
+    "StaleLinkResult",
+    "StatsResultWire",
+    "SymbolResult",
+    "TopicCount",
+    "TopicsResult",
+    "WireModel",
+    "WireResult",
+]

@@ -20,7 +20,7 @@ from repocontext.index.run.status import IndexStatus
 from repocontext.index.service import OutlineView, RelatedView
 from repocontext.pack.model import Bundle, BundleEntry, BundleUnit, ReusedItem
 from repocontext.pack.stats import CallStats
-from repocontext.search.hits import FileEntry, Freshness, MemoryEntry, SearchHit, SearchResult
+from repocontext.search.hits import FileEntry, Freshness, NoteEntry, SearchHit, SearchResult
 from repocontext.wire._base import WireModel
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
     "ImpactedEntry",
     "IndexStatusResult",
     "LinkResult",
-    "MemoryEntryWire",
+    "NoteEntryWire",
     "OutlineResult",
     "RelatedResult",
     "ReusedWire",
@@ -95,7 +95,7 @@ class FileEntryWire(WireResult):
         )
 
 
-class MemoryEntryWire(_Sparse):
+class NoteEntryWire(_Sparse):
     """What a memory hit says about its entry."""
 
     sparse: ClassVar[frozenset[str]] = frozenset({"expires_at"})
@@ -109,8 +109,8 @@ class MemoryEntryWire(_Sparse):
     expires_at: float | None = None
 
     @classmethod
-    def of(cls, entry: MemoryEntry) -> MemoryEntryWire:
-        """Build the wire form of a :class:`MemoryEntry`."""
+    def of(cls, entry: NoteEntry) -> NoteEntryWire:
+        """Build the wire form of a :class:`NoteEntry`."""
         return cls(
             topic=entry.topic,
             id=entry.id,
@@ -128,7 +128,7 @@ class SearchHitWire(WireResult):
     path: str | None = None
     score: float
     reasons: list[str]
-    entry: FileEntryWire | MemoryEntryWire = Field(discriminator="kind")
+    entry: FileEntryWire | NoteEntryWire = Field(discriminator="kind")
     lines: list[int] | None = None
 
     @classmethod
@@ -141,9 +141,7 @@ class SearchHitWire(WireResult):
             score=hit.score,
             reasons=list(hit.reasons),
             entry=(
-                FileEntryWire.of(entry)
-                if isinstance(entry, FileEntry)
-                else MemoryEntryWire.of(entry)
+                FileEntryWire.of(entry) if isinstance(entry, FileEntry) else NoteEntryWire.of(entry)
             ),
             lines=list(hit.lines) if hit.lines else None,
         )
