@@ -264,8 +264,7 @@ def test_adapters_import_the_facade_and_package_faces_only():
         violations += [
             f"{module} imports {name}"
             for name in imported
-            if package_of(name) != mine
-            and name not in ADAPTER_FACADE | {package_of(name)}
+            if package_of(name) != mine and name not in ADAPTER_FACADE | {package_of(name)}
         ]
     assert violations == []
 
