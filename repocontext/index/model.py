@@ -161,6 +161,9 @@ class NodeStat:
         inode: Inode number when indexed.
         blob_id: The git blob id of the bytes indexed (``None`` for a file not read).
         format: The node format it was written with (an older one is parsed again).
+        token_encoding: The encoding its token count is in (``None``: the default one).
+        has_content: A content record holds its text.
+        oversized: It was over the size cap when indexed (no content read).
     """
 
     path: str
@@ -169,6 +172,9 @@ class NodeStat:
     inode: int
     blob_id: str | None
     format: int
+    token_encoding: str | None = None
+    has_content: bool = False
+    oversized: bool = False
 
     def matches(self, size: int, mtime_ns: int, inode: int, node_format: int) -> bool:
         """Whether the file's stat tuple (and the node format) are the ones indexed."""

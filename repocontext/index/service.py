@@ -28,7 +28,7 @@ from repocontext.errors import (
     RepoContextError,
 )
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
-from repocontext.index.files.nodes import file_text, load_stat_fields, read_file_node, stat_of
+from repocontext.index.files.nodes import file_text, load_stats, read_file_node
 from repocontext.index.files.roots import checked_root, file_path, is_under
 from repocontext.index.files.walk import WalkOptions, keyable
 from repocontext.index.model import RelatedLink, Symbol, count_tree, first_of_tree
@@ -314,9 +314,7 @@ class IndexService:
         """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
         repo = self._repo(repo_id)
         root = checked_root(repo_id, repo, Path(str(repo.get("root"))))
-        nodes = {
-            path: stat_of(fields) for path, fields in load_stat_fields(self.store, repo_id).items()
-        }
+        nodes = load_stats(self.store, repo_id)
         return detect_drift(
             self.store,
             repo_id,

@@ -31,12 +31,11 @@ __all__ = [
     "iter_file_nodes",
     "iter_symbols",
     "load_file_nodes",
-    "load_stat_fields",
+    "load_stats",
     "node_of",
     "nodes_under",
     "outline_of",
     "read_file_node",
-    "stat_matches",
     "stat_of",
     "symbol_from_wire",
     "symbol_to_wire",
@@ -102,19 +101,6 @@ def touched_node(node: Mapping[str, Value], item: Extracted) -> dict[str, Value]
     return updated
 
 
-def stat_matches(node: Mapping[str, Any], size: int, mtime_ns: int, inode: int) -> bool:
-    """Return True when a stored node's stat tuple (and format) equals the file's.
-
-    (The indexer's fast path, once per file of a pass: the record is compared as it is.)
-    """
-    return (
-        node.get("format") == NODE_FORMAT
-        and node.get("size") == size
-        and node.get("mtimeNs") == mtime_ns
-        and node.get("inode") == inode
-    )
-
-
 def stat_of(node: Mapping[str, Any]) -> NodeStat:
     """The :class:`NodeStat` of a file node record (or of its stat fields alone)."""
     get = node.get
@@ -125,6 +111,9 @@ def stat_of(node: Mapping[str, Any]) -> NodeStat:
         get("inode") or 0,
         get("blobId"),
         get("format") or 0,
+        get("tokenEncoding"),
+        bool(get("hasContent")),
+        bool(get("oversized")),
     )
 
 
@@ -339,10 +328,8 @@ def load_file_nodes(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
     return {str(node.get("path")): node for node in iter_file_nodes(store, repo_id)}
 
 
-def load_stat_fields(store: Store, repo_id: str) -> dict[str, dict[str, Any]]:
-    """Return :data:`STAT_FIELDS` of every file node by path (a fraction of a full read)."""
+def load_stats(store: Store, repo_id: str) -> dict[str, NodeStat]:
+    """The :class:`NodeStat` of every file node by path (:data:`STAT_FIELDS` alone are read)."""
     prefix = family_prefix(repo_id, "file")
-    return {
-        str(fields.get("path")): fields
-        for _, fields in store.iter_fields(STRUCTURAL, prefix, STAT_FIELDS)
-    }
+    stats = (stat_of(fields) for _, fields in store.iter_fields(STRUCTURAL, prefix, STAT_FIELDS))
+    return {stat.path: stat for stat in stats}

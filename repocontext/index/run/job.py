@@ -42,10 +42,10 @@ from repocontext.index.files.nodes import (
     NODE_FORMAT,
     file_node,
     iter_file_nodes,
-    load_stat_fields,
+    load_stats,
     node_reader,
     nodes_under,
-    stat_matches,
+    stat_of,
     touched_node,
 )
 from repocontext.index.files.walk import (
@@ -56,7 +56,7 @@ from repocontext.index.files.walk import (
     keyable_entries,
     walk,
 )
-from repocontext.index.model import FileOutline
+from repocontext.index.model import FileOutline, NodeStat
 from repocontext.index.projections.digests import stored_views, unheld
 from repocontext.index.projections.projection import ProjectionState
 from repocontext.index.projections.projection_writer import (
@@ -134,7 +134,7 @@ class IndexJob:
         self._projected = False
         self._building: ProjectionState | None = None
         self._writer: ProjectionWriter | None = None
-        self._stored: Mapping[str, Mapping[str, Any]] = {}
+        self._stored: Mapping[str, NodeStat] = {}
         self._read_node = node_reader(store, repo_id)
         self._undecided: set[str] = set()  # stored paths read again or removed: staged then
         self._changes: dict[str, dict[str, Any] | None] = {}
@@ -199,10 +199,10 @@ class IndexJob:
             e
             for e in result.entries
             if not (
-                (node := stored.get(e.path))
-                and stat_matches(node, e.size, e.mtime_ns, e.inode)
-                and node.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
-                and bool(node.get("oversized")) == e.oversized  # the size cap changed
+                (stat := stored.get(e.path))
+                and stat.matches(e.size, e.mtime_ns, e.inode, NODE_FORMAT)
+                and (stat.token_encoding or DEFAULT_ENCODING) == self.encoding
+                and stat.oversized == e.oversized  # the size cap changed
             )
         ]
         progress.files_unchanged = len(result.entries) - len(todo)
@@ -227,7 +227,7 @@ class IndexJob:
         return changed
 
     def _without_skipped_binaries(
-        self, todo: list[WalkEntry], stored: Mapping[str, Any]
+        self, todo: list[WalkEntry], stored: Mapping[str, NodeStat]
     ) -> list[WalkEntry]:
         """Drop the binary files a rerun would skip again, telling them here (8 KiB each).
 
@@ -247,7 +247,7 @@ class IndexJob:
         self,
         batch: Batch,
         item: Extracted,
-        old: Mapping[str, Any] | None,
+        old: NodeStat | None,
         index_blobs: Mapping[str, str],
     ) -> bool:
         progress = self.progress
@@ -264,10 +264,10 @@ class IndexJob:
             return False  # (a file that can't be read now keeps its node: nothing is lost)
         if (
             old is not None
-            and old.get("blobId") == item.blob_id
-            and old.get("format") == NODE_FORMAT
-            and old.get("tokenEncoding", DEFAULT_ENCODING) == self.encoding
-            and bool(old.get("oversized")) == item.entry.oversized
+            and old.blob_id == item.blob_id
+            and old.format == NODE_FORMAT
+            and (old.token_encoding or DEFAULT_ENCODING) == self.encoding
+            and old.oversized == item.entry.oversized
         ):
             whole = self._read_node(path)
             if whole is not None:
@@ -290,7 +290,7 @@ class IndexJob:
                 {"text": item.text, "blobId": item.blob_id},
                 key_checked=True,
             )
-        elif old is not None and old.get("hasContent"):
+        elif old is not None and old.has_content:
             batch.delete(CONTENT, content_key(self.repo_id, path))
         if old is None:
             progress.files_added += 1
@@ -298,21 +298,20 @@ class IndexJob:
             progress.files_updated += 1
         return True
 
-    def _stored_nodes(self) -> dict[str, dict[str, Any]]:
-        """The stored nodes in the run's scope: only their stat fields for a whole tree."""
+    def _stored_nodes(self) -> dict[str, NodeStat]:
+        """The stat fields of the stored nodes in the run's scope."""
         if self.scope is None or "" in self.scope:
-            return load_stat_fields(self.store, self.repo_id)
-        found: dict[str, dict[str, Any]] = {}
+            return load_stats(self.store, self.repo_id)
+        found: dict[str, NodeStat] = {}
         for prefix in self.scope:
             if prefix.endswith("/"):
                 start = family_prefix(self.repo_id, "file") + prefix
-                found.update(
-                    (str(node.get("path")), node) for node in nodes_under(self.store, start)
-                )
+                stats = (stat_of(node) for node in nodes_under(self.store, start))
+                found.update((stat.path, stat) for stat in stats)
             else:
                 node = self._read_node(prefix)
                 if node is not None:
-                    found[prefix] = node
+                    found[prefix] = stat_of(node)
         return {p: n for p, n in found.items() if in_scope(p, self.scope)}
 
     def _remove(self, batch: Batch, path: str) -> None:
