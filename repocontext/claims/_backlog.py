@@ -18,7 +18,7 @@ from repocontext.errors import (
     NotFoundError,
 )
 from repocontext.memory.service import check_topic
-from repocontext.store import MEMORY, Store, repo_record
+from repocontext.store import MEMORY, Store, read_repo
 from repocontext.store.document import DocState
 from repocontext.store.keys import family_prefix
 
@@ -52,7 +52,7 @@ class Backlog:
             NotFoundError: The repository is not registered.
         """
         check_topic(topic)
-        if repo_record(self.store, repo_id) is None:
+        if read_repo(self.store, repo_id) is None:
             raise NotFoundError(
                 f"no repository {repo_id!r} is registered",
                 hint="Register it with repocontext_bootstrap or repocontext index.",

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from repocontext.errors import (
     IndexRunningError,
@@ -41,11 +41,19 @@ from repocontext.index.run.status import (
     IndexProgress,
     IndexStatus,
     ProgressFn,
+    RunRecord,
     pid_alive,
     recorded_status,
 )
-from repocontext.store import STRUCTURAL, VECTOR_METADATA, Clock, Store, repo_record
-from repocontext.store.keys import repo_key, vec_key
+from repocontext.store import (
+    Clock,
+    RepoRecord,
+    Store,
+    Value,
+    read_embed_status,
+    read_repo,
+    stored_repo_value,
+)
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = ["IndexService", "OutlineView", "RelatedView"]
@@ -180,7 +188,7 @@ class IndexService:
         """
         repo = self._repo(repo_id)
         # (first: a root swapped for a symlink is refused, not read as paths leading out)
-        root = checked_root(repo_id, repo, Path(str(repo.get("root"))))
+        root = checked_root(repo_id, repo.root, Path(repo.root))
         scope: set[str] = set()
         for path in paths:
             try:
@@ -202,7 +210,7 @@ class IndexService:
             scope.update((prefix, prefix + "/") if prefix else ("",))
         if not scope:
             return IndexProgress(phase="reconciling")  # nothing that can be indexed
-        options = WalkOptions.from_wire(repo.get("filters"))
+        options = WalkOptions.from_wire(repo.filters)
         return self._execute(repo_id, root, options, None, scope=sorted(scope), keep_fresh=True)
 
     def reindex(self, repo_id: str) -> IndexProgress:
@@ -214,8 +222,8 @@ class IndexService:
             NotFoundError: No repository ``repo_id`` is registered.
         """
         repo = self._repo(repo_id)
-        root = Path(str(repo.get("root")))
-        options = WalkOptions.from_wire(repo.get("filters"))
+        root = Path(repo.root)
+        options = WalkOptions.from_wire(repo.filters)
         return self._execute(repo_id, root, options, None, keep_fresh=True)
 
     def warm(self, repo_id: str) -> bool:
@@ -233,7 +241,7 @@ class IndexService:
             if repo_id in self._states:
                 return True
             with collector_paused():  # (as IndexJob.run)
-                state = load_projections(self.store, repo_id, self._repo(repo_id))
+                state = load_projections(self.store, repo_id, self._stored_value(repo_id))
             if state is None:
                 return False
             self._states[repo_id] = state
@@ -254,8 +262,8 @@ class IndexService:
         """
         return recorded_status(
             repo_id,
-            self._repo(repo_id).get("index"),
-            self._embedding(repo_id),
+            self._repo(repo_id).run,
+            read_embed_status(self.store, repo_id),
             alive=lambda pid: self._alive(repo_id, pid),
         )
 
@@ -266,7 +274,7 @@ class IndexService:
         (a parent before its children), and say so in ``truncated``; ``symbol_count`` is
         the file's total either way.
         """
-        path = file_path(self._repo(repo_id), path)
+        path = file_path(self._repo(repo_id).root, path)
         node = read_file_node(self.store, repo_id, path)
         if node is None:
             return OutlineView(exists=False)
@@ -292,7 +300,7 @@ class IndexService:
         Each list holds its items ``offset`` to ``offset + limit``; ``truncated`` (and
         ``next_offset``, the ``offset`` of the next page) says some list holds more.
         """
-        path = file_path(self._repo(repo_id), path)
+        path = file_path(self._repo(repo_id).root, path)
         if read_file_node(self.store, repo_id, path) is None:
             return RelatedView(exists=False)
         out = stored_links(self.store, repo_id, f"out:{path}")
@@ -313,7 +321,7 @@ class IndexService:
     def changed(self, repo_id: str, scope: str | None = None) -> DriftReport:
         """Compare the working tree with the index (see :mod:`repocontext.index.drift`)."""
         repo = self._repo(repo_id)
-        root = checked_root(repo_id, repo, Path(str(repo.get("root"))))
+        root = checked_root(repo_id, repo.root, Path(repo.root))
         nodes = load_stats(self.store, repo_id)
         return detect_drift(
             self.store,
@@ -321,7 +329,7 @@ class IndexService:
             root,
             nodes,
             scope=scope,
-            options=WalkOptions.from_wire(repo.get("filters")),
+            options=WalkOptions.from_wire(repo.filters),
         )
 
     def content(self, repo_id: str, path: str) -> str | None:
@@ -359,17 +367,17 @@ class IndexService:
 
     # -- internals ---------------------------------------------------------------------
 
-    def _stored_run(self, repo_id: str) -> dict[str, Any] | None:
+    def _stored_run(self, repo_id: str) -> RunRecord | None:
         """The recorded status of a run said to be in progress, if any."""
-        record = self.store.get(STRUCTURAL, repo_key(repo_id))
-        value = record.value if record is not None and isinstance(record.value, dict) else {}
-        index = value.get("index")
-        return index if isinstance(index, dict) and index.get("status") == "running" else None
+        repo = read_repo(self.store, repo_id)
+        if repo is None or repo.run is None or not repo.indexing:
+            return None
+        return RunRecord.of_value(repo.run)
 
     def _running_elsewhere(self, repo_id: str) -> IndexRunningError:
         """The refusal when another process holds the run lock (naming its pid, if recorded)."""
         run = self._stored_run(repo_id)
-        pid = run.get("pid") if run is not None else None
+        pid = run.pid if run is not None else None
         where = f"process {pid}" if isinstance(pid, int) and pid != os.getpid() else None
         return IndexRunningError(
             f"an index run of {repo_id!r} is in progress in {where or 'another process'}",
@@ -408,9 +416,9 @@ class IndexService:
                 # Checked under the lock: a removal or reset may have held it since the
                 # caller looked, and a job must not write its records back.
                 repo = self._repo(repo_id)
-                if keep_fresh and not repo.get("indexedAt"):
+                if keep_fresh and not repo.indexed_at:
                     return IndexProgress(phase="reconciling")  # reset: stays unindexed
-                root = checked_root(repo_id, repo, root)
+                root = checked_root(repo_id, repo.root, root)
                 # One run at a time across processes too: a lock the kernel drops with its
                 # holder (two runs started at once both passed a check of the status).
                 if not run_lock.enter_context(self._run_lock(repo_id)):
@@ -464,22 +472,25 @@ class IndexService:
                 self._running_options[repo_id] = options
             started = None
 
-    def _alive(self, repo_id: str, pid: object) -> bool:
+    def _alive(self, repo_id: str, pid: int | None) -> bool:
         if pid == os.getpid():
             # Every run of this process (background, foreground, reconcile refresh or pass)
             # records "running" and ends its record while it holds the repository's lock.
             return self._repo_lock(repo_id).locked()
         return isinstance(pid, int) and pid_alive(pid)
 
-    def _embedding(self, repo_id: str) -> dict[str, Any]:
-        record = self.store.get(VECTOR_METADATA, vec_key(repo_id, "status"))
-        return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
-
-    def _repo(self, repo_id: str) -> dict[str, Any]:
-        repo = repo_record(self.store, repo_id)
+    def _repo(self, repo_id: str) -> RepoRecord:
+        repo = read_repo(self.store, repo_id)
         if repo is None:
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return repo
+
+    def _stored_value(self, repo_id: str) -> dict[str, Value]:
+        """The stored registration record (its projection stamp is the projections' own)."""
+        value = stored_repo_value(self.store, repo_id)
+        if value is None:
+            raise NotFoundError(f"no repository {repo_id!r} is registered")
+        return value
 
 
 def _changed(progress: IndexProgress) -> bool:

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from repocontext.errors import InvalidInputError, InvalidKeyError
-from repocontext.index.files.nodes import file_text
+from repocontext.index.files.nodes import file_text, stored_blob_id
+from repocontext.index.projections.xref_records import read_symbol_definitions
 from repocontext.store import MEMORY, STRUCTURAL, SYMBOL, Store, Value
 from repocontext.store.keys import parse_key
 
@@ -136,11 +137,13 @@ def _link_target(key: object, repo_id: str) -> str:
 
 def capture(store: Store, key: str) -> str | None:
     """Return the current digest of a link target (``None``: nothing to capture, or gone)."""
-    family = parse_key(key).family
-    if family == "file":
-        record = store.get(STRUCTURAL, key)
-        return _blob_id(record.value) if record is not None else None
-    if family == "symbol":
+    parsed = parse_key(key)
+    if parsed.family == "file":
+        blob = stored_blob_id(store, parsed.repo_id, str(parsed.path))
+        if blob is not None or store.get(STRUCTURAL, key) is None:
+            return blob
+        return "None"  # (a node without a blob id: what links captured before held)
+    if parsed.family == "symbol":
         return _symbol_digest(store, key)
     return None
 
@@ -167,41 +170,16 @@ def check_links(
 
 
 def _symbol_digest(store: Store, key: str) -> str | None:
-    record = store.get(SYMBOL, key)
-    if record is None or not isinstance(record.value, dict):
+    definitions = read_symbol_definitions(store, key)
+    if definitions is None:
         return None
     repo_id = parse_key(key).repo_id
     digest = hashlib.sha256()
     texts: dict[str, list[str]] = {}
-    for path, start, end in _definition_spans(record.value):
+    for definition in definitions:
+        path, start, end = definition.path, definition.start_line, definition.end_line
         if path not in texts:
             texts[path] = (file_text(store, repo_id, path) or "").splitlines()
         digest.update(path.encode() + b"\0")
         digest.update("\n".join(texts[path][start - 1 : end]).encode() + b"\0")
     return digest.hexdigest()[:32]
-
-
-# -- record codecs: the only readers of the index's stored field names here -------------
-
-
-def _blob_id(node: Value) -> str | None:
-    """The git blob id of a stored file node."""
-    return str(node.get("blobId")) if isinstance(node, dict) else None
-
-
-def _definition_spans(symbol: Mapping[str, Value]) -> list[tuple[str, int, int]]:
-    """``(path, startLine, endLine)`` of each definition of a stored symbol record."""
-    spans = []
-    definitions = symbol.get("defs")
-    for definition in definitions if isinstance(definitions, list) else []:
-        if not isinstance(definition, dict):
-            continue
-        start, end = definition.get("startLine", 1), definition.get("endLine", 0)
-        spans.append(
-            (
-                str(definition.get("path")),
-                start if isinstance(start, int) else 1,
-                end if isinstance(end, int) else 0,
-            )
-        )
-    return spans

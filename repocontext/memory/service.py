@@ -44,7 +44,17 @@ from repocontext.memory.entry import (
 from repocontext.memory.fence import CLAIM_FIELDS, check_write, valid_token
 from repocontext.memory.ids import new_id
 from repocontext.memory.links import LINK_SET, Link, capture, check_links, exists, parse_links
-from repocontext.store import MEMORY, STRUCTURAL, Record, Store, Value, repo_record
+from repocontext.store import (
+    MEMORY,
+    MEMORY_DEFAULT_TTL_FIELD,
+    STRUCTURAL,
+    Record,
+    RepoRecord,
+    Store,
+    Value,
+    read_repo,
+    stored_repo_value,
+)
 from repocontext.store.document import DocPatch, DocState
 from repocontext.store.keys import family_prefix, mem_key, parse_key, repo_key
 
@@ -71,7 +81,6 @@ MAX_NODES: Final = 100
 _TOPIC: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_DEFAULT_TTL: Final = "memoryDefaultTtlSeconds"
 
 
 class MemoryService:
@@ -129,7 +138,7 @@ class MemoryService:
         patch = self._patch(
             repo_id, fields, tags=tags, add_links=add_links, ttl_seconds=ttl_seconds
         )
-        default_ttl = _default_ttl(repo) if ttl_seconds is None else None
+        default_ttl = repo.memory_default_ttl_seconds if ttl_seconds is None else None
         token = _token(fencing_token)
 
         def decide(live: DocState | None, stored: DocState | None) -> DocPatch:
@@ -249,9 +258,10 @@ class MemoryService:
             NotFoundError: The repository is not registered.
             InvalidInputError: ``seconds`` is not positive.
         """
-        repo = self._repo(repo_id)
+        self._repo(repo_id)
         ttl = None if seconds is None else _ttl(seconds)
-        self.store.put(STRUCTURAL, repo_key(repo_id), {**repo, _DEFAULT_TTL: ttl})
+        repo = stored_repo_value(self.store, repo_id) or {}
+        self.store.put(STRUCTURAL, repo_key(repo_id), {**repo, MEMORY_DEFAULT_TTL_FIELD: ttl})
 
     # -- reads -------------------------------------------------------------------------
 
@@ -261,7 +271,7 @@ class MemoryService:
         Raises:
             NotFoundError: The repository is not registered.
         """
-        return _default_ttl(self._repo(repo_id))
+        return self._repo(repo_id).memory_default_ttl_seconds
 
     def recall(self, key: str) -> MemoryEntry:
         """Return a memory entry (``exists`` false when absent or expired).
@@ -381,19 +391,14 @@ class MemoryService:
         if self._on_write is not None:
             self._on_write(memory_repo_id(key))
 
-    def _repo(self, repo_id: str) -> dict[str, Value]:
-        repo = repo_record(self.store, repo_id)
+    def _repo(self, repo_id: str) -> RepoRecord:
+        repo = read_repo(self.store, repo_id)
         if repo is None:
             raise NotFoundError(
                 f"no repository {repo_id!r} is registered",
                 hint="Register it with repocontext_bootstrap or repocontext index.",
             )
         return repo
-
-
-def _default_ttl(repo: Mapping[str, Value]) -> float | None:
-    value = repo.get(_DEFAULT_TTL)
-    return float(value) if isinstance(value, int | float) else None
 
 
 def memory_repo_id(key: str) -> str:

@@ -35,7 +35,7 @@ Rules (``docs/retrieval.md``, "Pages"):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -50,12 +50,11 @@ from repocontext.errors import (
     RootChangedError,
 )
 from repocontext.index.files.fingerprint import git_blob_id, is_binary
+from repocontext.index.files.nodes import stored_blob_id
 from repocontext.index.files.roots import file_path, is_directory, resolve_path
 from repocontext.index.files.walk import WalkOptions, keyable, walk
 from repocontext.index.service import IndexService
-from repocontext.store import STRUCTURAL, Store
-from repocontext.store.keys import file_key
-from repocontext.store.repos import repo_record
+from repocontext.store import Store, Value, read_repo
 from repocontext.tokens import count_tokens
 
 __all__ = ["MAX_PATH_CHARS", "LineRange", "Page", "read_page", "split_lines"]
@@ -123,10 +122,10 @@ def read_page(
         raise InvalidInputError(
             f"a budget of {budget_tokens} tokens holds no line", hint="Pass a budget of 1 or more."
         )
-    repo = repo_record(store, repo_id)
+    repo = read_repo(store, repo_id)
     if repo is None:
         raise NotFoundError(f"no repository {repo_id[:100]!r} is registered")
-    root, rel = _locate(repo_id, repo.get("root"), repo.get("filters"), path)
+    root, rel = _locate(repo_id, repo.root, repo.filters, path)
     data = _read(root, rel)
     text = _decode(rel, data)
     all_lines = split_lines(text)
@@ -160,7 +159,9 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def _locate(repo_id: str, root_value: object, filters: object, path: str) -> tuple[Path, str]:
+def _locate(
+    repo_id: str, root_value: str, filters: Mapping[str, Value] | None, path: str
+) -> tuple[Path, str]:
     """The repository root and the file's key path, after every path rule held.
 
     Raises:
@@ -175,8 +176,8 @@ def _locate(repo_id: str, root_value: object, filters: object, path: str) -> tup
             hint=f"Pass a path relative to the repository root, at most {MAX_PATH_CHARS} "
             "characters, without NUL bytes.",
         )
-    root = Path(str(root_value))
-    rel = file_path({"root": str(root)}, path)
+    root = Path(root_value)
+    rel = file_path(str(root), path)
     if resolve_path(root) != root:
         raise RootChangedError(f"the root of repository {repo_id!r}, {root}, moved")
     target = resolve_path(root / rel)
@@ -314,7 +315,7 @@ def _freshen(store: Store, index: IndexService, repo_id: str, rel: str, blob: st
     """Whether the index holds ``blob`` for the file, re-indexing it first when it does not."""
     if not keyable(repo_id, rel):
         return False  # (no record can hold this path: the index never holds the file)
-    if _indexed_blob(store, repo_id, rel) == blob:
+    if stored_blob_id(store, repo_id, rel) == blob:
         return True
     if store.backend.read_only or _run_in_progress(index, repo_id):
         return False  # (a run picks the change up; waiting for it could take minutes)
@@ -322,14 +323,7 @@ def _freshen(store: Store, index: IndexService, repo_id: str, rel: str, blob: st
         index.refresh(repo_id, [rel])
     except IndexRunningError:  # (a run of another process holds the repository)
         return False
-    return _indexed_blob(store, repo_id, rel) == blob
-
-
-def _indexed_blob(store: Store, repo_id: str, rel: str) -> str | None:
-    record = store.get(STRUCTURAL, file_key(repo_id, rel))
-    value = record.value if record is not None else None
-    blob = value.get("blobId") if isinstance(value, dict) else None
-    return blob if isinstance(blob, str) else None
+    return stored_blob_id(store, repo_id, rel) == blob
 
 
 def _run_in_progress(index: IndexService, repo_id: str) -> bool:

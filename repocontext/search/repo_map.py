@@ -37,7 +37,7 @@ from repocontext.errors import InvalidInputError, NotFoundError
 from repocontext.index.files.nodes import symbol_from_wire
 from repocontext.index.projections.xref_records import links_of_out_record
 from repocontext.search.terms import terms, unique_terms
-from repocontext.store import STRUCTURAL, XREF, Store, repo_record
+from repocontext.store import STRUCTURAL, XREF, Store, read_repo
 from repocontext.store.keys import decode_component, family_prefix
 from repocontext.tokens import DEFAULT_ENCODING, count_tokens
 
@@ -168,7 +168,7 @@ class RefGraph:
         Raises:
             NotFoundError: The repository is not registered.
         """
-        if repo_record(store, repo_id) is None:
+        if read_repo(store, repo_id) is None:
             raise NotFoundError(f"no repository {repo_id[:200]!r} is registered")
         symbols = _read_symbols(store, repo_id)
         return cls(

@@ -34,10 +34,20 @@ from typing import Any, Final
 
 import numpy as np
 
-from repocontext.index.files.nodes import file_text, read_file_node
+from repocontext.index.files.nodes import content_blob_ids, file_text, read_file_node
 from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
 from repocontext.search.vectors import ChunkHit, VectorPlane
-from repocontext.store import MEMORY, STRUCTURAL, VECTOR_METADATA, Clock, Record, Store
+from repocontext.store import (
+    MEMORY,
+    STRUCTURAL,
+    VECTOR_METADATA,
+    Clock,
+    EmbedStatus,
+    Record,
+    Store,
+    Value,
+    read_embed_status,
+)
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import family_prefix, repo_key, vec_key
 
@@ -48,7 +58,6 @@ MEMORY_PATH_PREFIX: Final = "\x1fmem\x1f"
 """Plane paths of memory entries start with this (file paths never hold control characters)."""
 STATUS_INTERVAL_S: Final = 0.5
 FILES_PART: Final = "files"
-_NODE_FIELDS: Final = frozenset({"path", "blobId", "hasContent"})
 MEMORY_PART: Final = "memory"
 
 _log = logging.getLogger(__name__)
@@ -102,18 +111,17 @@ class SemanticService:
                 _log.warning("embedder %s unavailable: %s", self.embedder_name, self._load_error)
         return self._embedder
 
-    def status(self, repo_id: str) -> dict[str, Any]:
-        """The stored embedding status of a repository (``{}`` before any pass)."""
-        record = self.store.get(VECTOR_METADATA, vec_key(repo_id, "status"))
-        return dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+    def status(self, repo_id: str) -> EmbedStatus:
+        """The stored embedding status of a repository (not ``recorded`` before any pass)."""
+        return read_embed_status(self.store, repo_id)
 
     def ready_vectors(self, repo_id: str) -> int:
         """Vectors of completed planes of the configured backend (0 otherwise); loads nothing."""
         status = self.status(repo_id)
-        space = str(status.get("space") or "")
-        if not _servable(status) or not space.startswith(f"{self.embedder_name}-"):
+        space = status.space or ""
+        if not status.planes_complete or not space.startswith(f"{self.embedder_name}-"):
             return 0
-        return int(status.get("vectors") or 0)
+        return status.vectors
 
     def ready_plane(self, repo_id: str) -> VectorPlane | None:
         """The repository's file plane when a completed one of the configured space exists."""
@@ -121,7 +129,7 @@ class SemanticService:
         if embedder is None:
             return None
         status = self.status(repo_id)
-        if not _servable(status) or status.get("space") != embedder.space.id:
+        if not status.planes_complete or status.space != embedder.space.id:
             return None
         return self._plane(repo_id, embedder)
 
@@ -245,13 +253,8 @@ class SemanticService:
         todo: list[str] = []
         # Only the three fields that decide what changed are decoded (a note's pass reads
         # every file node of the repository); whole nodes are read for the changed files only.
-        prefix = family_prefix(repo_id, "file")
-        for _, node in self.store.iter_fields(STRUCTURAL, prefix, _NODE_FIELDS):
-            if not node.get("hasContent"):
-                continue
-            path = str(node.get("path"))
-            blob = node.get("blobId")
-            current[path] = str(blob) if blob is not None else None
+        for path, blob in content_blob_ids(self.store, repo_id):
+            current[path] = blob
             if files.files.get(path) != current[path] or path not in files.files:
                 todo.append(path)
         current_notes: dict[str, str | None] = {}
@@ -260,7 +263,7 @@ class SemanticService:
         notes_stale = bool(notes) or set(memory.files) != set(current_notes)
         space = embedder.space.id
         prior = self.status(repo_id)
-        settled = prior.get("space") == space and prior.get("status") == "completed"
+        settled = prior.space == space and prior.status == "completed"
         if settled and not files_stale and not notes_stale:
             return EmbedReport(0, 0, files.size + memory.size, time.perf_counter() - started)
         chunks: list[Chunk] = []
@@ -271,15 +274,15 @@ class SemanticService:
                 chunks += chunks_of(parsed, text)
         total = len(notes) + len(chunks)
         # The planes on disk stay those of the last completed pass until this one ends.
-        servable = prior.get("space") == space and _servable(prior)
-        status = {
+        servable = prior.space == space and prior.planes_complete
+        status: dict[str, Value] = {
             "status": "running",
             "pid": os.getpid(),  # (a pass whose process died reads as interrupted)
             "space": space,
             "chunksDone": 0,
             "chunksTotal": total,
             "servable": servable,
-            "vectors": int(prior.get("vectors") or 0) if servable else 0,
+            "vectors": prior.vectors if servable else 0,
         }
         self._set_status(repo_id, status)
         progress = _Progress(self, repo_id, status, total, on_progress)
@@ -333,7 +336,7 @@ class SemanticService:
                 notes.append(note)
         return notes
 
-    def _set_status(self, repo_id: str, value: dict[str, Any]) -> None:
+    def _set_status(self, repo_id: str, value: dict[str, Value]) -> None:
         self.store.put(VECTOR_METADATA, vec_key(repo_id, "status"), value)
 
 
@@ -344,7 +347,7 @@ class _Progress:
         self,
         service: SemanticService,
         repo_id: str,
-        status: dict[str, Any],
+        status: dict[str, Value],
         total: int,
         on_progress: Callable[[int, int], None] | None,
     ) -> None:
@@ -363,13 +366,6 @@ class _Progress:
         if time.monotonic() - self.last > STATUS_INTERVAL_S:
             self.last = time.monotonic()
             self.service._set_status(self.repo_id, {**self.status, "chunksDone": self.done})
-
-
-def _servable(status: dict[str, Any]) -> bool:
-    """True when the planes on disk are those of a completed pass."""
-    return status.get("status") == "completed" or (
-        status.get("status") == "running" and bool(status.get("servable"))
-    )
 
 
 def _plane_dir(repo_id: str) -> str:

@@ -22,10 +22,10 @@ import dataclasses
 import functools
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from repocontext.errors import (
     FeedTrimmedError,
@@ -55,7 +55,7 @@ from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
 from repocontext.search.semantic import SemanticService, memory_key_of
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
-from repocontext.store import MEMORY, STRUCTURAL, Store, repo_record
+from repocontext.store import MEMORY, STRUCTURAL, RepoRecord, Store, read_repo
 from repocontext.store.keys import family_prefix, file_key, repo_key
 
 __all__ = [
@@ -409,8 +409,8 @@ class SearchService:
             hit.key, hit.path, hit.score, reasons, hit.entry, hit.lines, hit.symbols, hit.node, text
         )
 
-    def _repo(self, repo_id: str) -> dict[str, Any]:
-        repo = repo_record(self.store, repo_id)
+    def _repo(self, repo_id: str) -> RepoRecord:
+        repo = read_repo(self.store, repo_id)
         if repo is None:
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return repo
@@ -500,17 +500,12 @@ def _mentions(text: str, query: set[str]) -> bool:
     return any(term in lowered for term in query)
 
 
-def _freshness(repo: Mapping[str, Any], seq: int) -> Freshness:
-    """The :class:`Freshness` of a repository record (its record codec, for this view)."""
-    index = repo.get("index") if isinstance(repo.get("index"), dict) else {}
+def _freshness(repo: RepoRecord, seq: int) -> Freshness:
+    """The :class:`Freshness` of a repository record, for this view."""
     return Freshness(
-        indexed_at=_opt_str(repo.get("indexedAt")),
-        last_ingested_at=_opt_str(repo.get("lastIngestedAt")),
-        indexed_commit=_opt_str(repo.get("indexedCommit")),
-        indexing=(index or {}).get("status") == "running",
+        indexed_at=repo.indexed_at,
+        last_ingested_at=repo.last_ingested_at,
+        indexed_commit=repo.indexed_commit,
+        indexing=repo.indexing,
         store_seq=seq,
     )
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None

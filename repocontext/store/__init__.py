@@ -10,6 +10,7 @@ Public surface::
     store.changes / feed_floor / cursor / ...     the change feed (trimmed by the sweep)
     store.sweep() / Sweeper                       TTL expiry, tombstone compaction, feed trim
     export_archive / import_archive               atomic archive files
+    read_repo / read_embed_status                 a repository's records, typed
 """
 
 from repocontext.store.archive import ArchiveReport, export_archive, import_archive
@@ -18,7 +19,14 @@ from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, iso_utc
 from repocontext.store.document import DocPatch, DocState
 from repocontext.store.records import Value
-from repocontext.store.repos import repo_record
+from repocontext.store.repos import (
+    MEMORY_DEFAULT_TTL_FIELD,
+    EmbedStatus,
+    RepoRecord,
+    read_embed_status,
+    read_repo,
+    stored_repo_value,
+)
 from repocontext.store.store import DEFAULT_MAX_VALUE_BYTES, Store
 from repocontext.store.sweeper import Sweeper
 from repocontext.store.trees import (
@@ -41,6 +49,7 @@ __all__ = [
     "CONTENT",
     "DEFAULT_MAX_VALUE_BYTES",
     "MEMORY",
+    "MEMORY_DEFAULT_TTL_FIELD",
     "SESSION",
     "STRUCTURAL",
     "SYMBOL",
@@ -57,10 +66,12 @@ __all__ = [
     "Clock",
     "DocPatch",
     "DocState",
+    "EmbedStatus",
     "MergeMode",
     "Page",
     "ReadTxn",
     "Record",
+    "RepoRecord",
     "Store",
     "StoreStats",
     "SweepReport",
@@ -72,5 +83,7 @@ __all__ = [
     "export_archive",
     "import_archive",
     "iso_utc",
-    "repo_record",
+    "read_embed_status",
+    "read_repo",
+    "stored_repo_value",
 ]

@@ -23,7 +23,15 @@ from repocontext.errors import (
 )
 from repocontext.index.files.roots import check_root, resolve_path
 from repocontext.index.files.walk import WalkOptions
-from repocontext.store import STRUCTURAL, Clock, Record, Store, Value
+from repocontext.store import (
+    STRUCTURAL,
+    Clock,
+    RepoRecord,
+    Store,
+    Value,
+    read_repo,
+    stored_repo_value,
+)
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import decode_component, repo_key
 
@@ -57,18 +65,17 @@ class RepoInfo:
     indexed_commit: str | None = None
 
     @classmethod
-    def of_record(cls, repo_id: str, record: Record) -> RepoInfo:
-        """Parse a stored repository record (the storage edge of this type)."""
-        value = record.value if isinstance(record.value, dict) else {}
+    def of(cls, repo: RepoRecord) -> RepoInfo:
+        """The view of a repository's registration record."""
         return cls(
-            repo_id=repo_id,
-            root=str(value.get("root", "")),
-            registered_at=_opt_str(value.get("registeredAt")),
-            files=_int(value.get("files")),
-            indexed_at=_opt_str(value.get("indexedAt")),
-            vectors=_int(value.get("vectors")),
-            last_ingested_at=_opt_str(value.get("lastIngestedAt")),
-            indexed_commit=_opt_str(value.get("indexedCommit")),
+            repo_id=repo.repo_id,
+            root=repo.root,
+            registered_at=repo.registered_at,
+            files=repo.files,
+            indexed_at=repo.indexed_at,
+            vectors=repo.vectors,
+            last_ingested_at=repo.last_ingested_at,
+            indexed_commit=repo.indexed_commit,
         )
 
 
@@ -122,9 +129,9 @@ class Registry:
         root = self.guard(path)
         repo_id = checked_repo_id(repo_id if repo_id is not None else root.name)
         key = repo_key(repo_id)
-        existing = self._store.get(STRUCTURAL, key)
+        existing = read_repo(self._store, repo_id)
         if existing is not None:
-            info = RepoInfo.of_record(repo_id, existing)
+            info = RepoInfo.of(existing)
             if info.root == str(root):
                 return info
             raise RepoConflictError(
@@ -143,7 +150,8 @@ class Registry:
             "indexedAt": None,
             "vectors": 0,
         }
-        return RepoInfo.of_record(repo_id, self._store.put(STRUCTURAL, key, value))
+        stored = self._store.put(STRUCTURAL, key, value)
+        return RepoInfo.of(RepoRecord.of_value(repo_id, stored.value))
 
     def get(self, repo_id: str) -> RepoInfo | None:
         """Return the registered repository ``repo_id``, or ``None``.
@@ -151,8 +159,8 @@ class Registry:
         Raises:
             InvalidInputError: The repository id is empty or malformed.
         """
-        record = self._store.get(STRUCTURAL, repo_key(checked_repo_id(repo_id)))
-        return RepoInfo.of_record(repo_id, record) if record is not None else None
+        repo = read_repo(self._store, checked_repo_id(repo_id))
+        return RepoInfo.of(repo) if repo is not None else None
 
     def iter_repos(self) -> Iterator[RepoInfo]:
         """Every registered repository, in key order."""
@@ -168,31 +176,21 @@ class Registry:
             head, _, rest = key.partition("/")
             encoded_id, slash, _ = rest.partition("/")
             if not slash:
-                yield RepoInfo.of_record(decode_component(encoded_id), page.records[0])
+                repo_id = decode_component(encoded_id)
+                yield RepoInfo.of(RepoRecord.of_value(repo_id, page.records[0].value))
                 start = key + "\x00"
             else:
                 start = f"{head}/{encoded_id}0"  # '0' sorts right after '/'
 
     def kept_filters(self, repo_id: str) -> WalkOptions:
         """The walk filters kept with the repository (the defaults when none are)."""
-        record = self._store.get(STRUCTURAL, repo_key(repo_id))
-        value = record.value if record is not None and isinstance(record.value, dict) else {}
-        return WalkOptions.from_wire(value.get("filters"))
+        repo = read_repo(self._store, repo_id)
+        return WalkOptions.from_wire(repo.filters if repo is not None else None)
 
     def keep_filters(self, repo_id: str, options: WalkOptions) -> None:
         """Keep ``options`` with the repository (written only when they changed)."""
-        key = repo_key(repo_id)
-        record = self._store.get(STRUCTURAL, key)
-        value = dict(record.value) if record is not None and isinstance(record.value, dict) else {}
+        value = stored_repo_value(self._store, repo_id) or {}
         filters = options.to_wire()
         if value.get("filters") != filters:
             value["filters"] = filters
-            self._store.put(STRUCTURAL, key, value)
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+            self._store.put(STRUCTURAL, repo_key(repo_id), value)

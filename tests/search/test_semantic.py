@@ -192,9 +192,9 @@ def test_search_stays_hybrid_while_a_pass_rewrites_the_planes(tmp_path: Path, re
 
         def during(done: int, total: int) -> None:
             result = workspace.search(SearchRequest.of("demo", "compute the area of a shape"))
-            seen.append((workspace._semantic.status("demo")["status"], result.mode))
+            seen.append((workspace._semantic.status("demo").status, result.mode))
 
         report = workspace.embed("demo", on_progress=during)
         assert report is not None and report.files_embedded == 1
         assert seen and all(state == ("running", "hybrid") for state in seen), seen
-        assert workspace._semantic.status("demo")["status"] == "completed"
+        assert workspace._semantic.status("demo").status == "completed"

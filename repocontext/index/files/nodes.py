@@ -25,6 +25,7 @@ __all__ = [
     "NODE_FORMAT",
     "STAT_FIELDS",
     "ParsedNodes",
+    "content_blob_ids",
     "file_node",
     "file_text",
     "flat_symbols",
@@ -37,6 +38,7 @@ __all__ = [
     "outline_of",
     "read_file_node",
     "stat_of",
+    "stored_blob_id",
     "symbol_from_wire",
     "symbol_to_wire",
     "touched_node",
@@ -51,6 +53,8 @@ STAT_FIELDS: Final = frozenset(
     | {"oversized"}
 )
 """What a run needs of each stored node to tell whether its file changed."""
+
+_BLOB_FIELDS: Final = frozenset({"path", "blobId", "hasContent"})
 
 
 def file_node(
@@ -115,6 +119,26 @@ def stat_of(node: Mapping[str, Any]) -> NodeStat:
         bool(get("hasContent")),
         bool(get("oversized")),
     )
+
+
+def stored_blob_id(store: Store, repo_id: str, path: str) -> str | None:
+    """The blob id the index holds for ``path`` (``None``: no node, or a file not read)."""
+    record = store.get(STRUCTURAL, file_key(repo_id, path))
+    if record is None or not isinstance(record.value, dict):
+        return None
+    return stat_of(record.value).blob_id
+
+
+def content_blob_ids(store: Store, repo_id: str) -> Iterator[tuple[str, str | None]]:
+    """``(path, blob id)`` of every file whose text the index holds, in path order.
+
+    Only those three fields of each node are decoded (a fraction of a full read).
+    """
+    prefix = family_prefix(repo_id, "file")
+    for _, node in store.iter_fields(STRUCTURAL, prefix, _BLOB_FIELDS):
+        if node.get("hasContent"):
+            blob = node.get("blobId")
+            yield str(node.get("path")), str(blob) if blob is not None else None
 
 
 def node_of(node: Mapping[str, Any]) -> FileNode:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from repocontext.errors import (
     DangerousRootError,
@@ -107,13 +105,13 @@ def is_utf8(rel: str) -> bool:
     return True
 
 
-def file_path(repo: Mapping[str, Any], path: str) -> str:
+def file_path(root: str, path: str) -> str:
     """A caller's file path as the repository-relative key path of its node.
 
-    ``./a.py``, ``pkg//util.py`` and an absolute path under the repository root name the
-    same file as ``a.py`` / ``pkg/util.py``; so does an absolute path through a symlink to
-    the root or to a directory above it (the root is stored resolved). The file's own name
-    is not resolved: nodes are kept under the path the walk listed.
+    ``root`` is the registered root (stored resolved). ``./a.py``, ``pkg//util.py`` and an
+    absolute path under it name the same file as ``a.py`` / ``pkg/util.py``; so does an
+    absolute path through a symlink to the root or to a directory above it. The file's own
+    name is not resolved: nodes are kept under the path the walk listed.
 
     Raises:
         InvalidInputError: The path is empty or names the root.
@@ -122,7 +120,6 @@ def file_path(repo: Mapping[str, Any], path: str) -> str:
     if not path.strip():
         raise InvalidInputError("the file path is empty", hint="Pass a file of the repository.")
     normal = posixpath.normpath(path.replace(os.sep, "/"))
-    root = str(repo.get("root") or "")
     if posixpath.isabs(normal):
         if root and not is_under(normal, root):  # through a symlinked directory, maybe
             head, name = posixpath.split(normal)
@@ -143,8 +140,8 @@ def file_path(repo: Mapping[str, Any], path: str) -> str:
     return normal
 
 
-def checked_root(repo_id: str, repo: dict[str, Any], root: Path) -> Path:
-    """``root`` when it is still the registered directory, symlink-free.
+def checked_root(repo_id: str, registered_root: str, root: Path) -> Path:
+    """``root`` when it is still the registered directory (``registered_root``), symlink-free.
 
     Registration checked the realpath; a directory swapped for a symlink since (to a tree
     outside the workspace, say) must not be walked through.
@@ -153,7 +150,7 @@ def checked_root(repo_id: str, repo: dict[str, Any], root: Path) -> Path:
         RootChangedError: ``root`` now resolves elsewhere, or is not the registered root.
         PathNotFoundError: ``root`` is gone.
     """
-    registered = Path(str(repo.get("root")))
+    registered = Path(registered_root)
     resolved = resolve_path(root)
     if resolved != registered or root != registered:
         raise RootChangedError(

@@ -11,21 +11,24 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from repocontext.errors import InvalidKeyError
 from repocontext.index.model import IMPORT, REFERENCE, FileLinks, Link, RelatedLink, Symbol
-from repocontext.store import XREF, Store
+from repocontext.store import SYMBOL, XREF, Store, Value
 from repocontext.store.keys import xref_key
 
 __all__ = [
     "MAX_USERS",
+    "SymbolDefinition",
     "in_record",
     "linked_paths",
     "links_of_out_record",
     "name_record",
     "out_record",
     "pkg_record",
+    "read_symbol_definitions",
     "stored_links",
     "stored_xref",
     "symbol_record",
@@ -138,6 +141,46 @@ def symbol_record(fq: str, found: list[tuple[str, Symbol]]) -> dict[str, Any] | 
             for path, symbol in found
         ],
     }
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolDefinition:
+    """Where a stored symbol record says a qualified name is defined.
+
+    Attributes:
+        path: The defining file.
+        start_line: First line of the definition (1-based).
+        end_line: Last line of the definition (inclusive).
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+
+
+def read_symbol_definitions(store: Store, key: str) -> tuple[SymbolDefinition, ...] | None:
+    """The definitions a symbol record holds, in path order (``None``: no such record).
+
+    The inverse of :func:`symbol_record`, for the fields a reader uses.
+    """
+    record = store.get(SYMBOL, key)
+    if record is None or not isinstance(record.value, dict):
+        return None
+    definitions = record.value.get("defs")
+    return tuple(
+        _definition(d)
+        for d in (definitions if isinstance(definitions, list) else ())
+        if isinstance(d, dict)
+    )
+
+
+def _definition(wire: Mapping[str, Value]) -> SymbolDefinition:
+    start, end = wire.get("startLine", 1), wire.get("endLine", 0)
+    return SymbolDefinition(
+        str(wire.get("path")),
+        start if isinstance(start, int) else 1,
+        end if isinstance(end, int) else 0,
+    )
 
 
 def pkg_record(directory: str, languages: Counter[str]) -> dict[str, Any] | None:

@@ -11,15 +11,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from repocontext.store import Clock, Value
+from repocontext.store import Clock, EmbedStatus, Value
 from repocontext.store.clock import iso_utc
 
 __all__ = [
     "IndexProgress",
     "IndexStatus",
     "ProgressFn",
+    "RunRecord",
     "pid_alive",
     "recorded_status",
     "run_record",
@@ -121,41 +121,88 @@ def run_record(
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """A run as :func:`run_record` stored it in the repository record (its ``index`` field).
+
+    Attributes:
+        status: ``running``, ``completed`` or ``failed``.
+        phase: The phase it was in.
+        attempt: How many runs were started for the repository.
+        pid: The process running it.
+        started_at: When it started (ISO 8601 UTC).
+        finished_at: When it ended.
+        elapsed_ms: Its duration when recorded.
+        counters: Its counters (the wire form of :meth:`IndexProgress.counters`).
+        issues: Up to 50 skipped paths with their reason.
+        error: ``{code, message}`` of a failed run.
+    """
+
+    status: str
+    phase: str | None = None
+    attempt: int = 0
+    pid: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    elapsed_ms: int = 0
+    counters: dict[str, Value] = field(default_factory=dict)
+    issues: list[Value] = field(default_factory=list)
+    error: dict[str, Value] | None = None
+
+    @classmethod
+    def of_value(cls, value: Mapping[str, Value]) -> RunRecord:
+        """Parse a stored run (the inverse of :func:`run_record`)."""
+        pid, counters, error = value.get("pid"), value.get("counters"), value.get("error")
+        issues, attempt, elapsed = value.get("issues"), value.get("attempt"), value.get("elapsedMs")
+        return cls(
+            status=str(value.get("status")),
+            phase=_opt_str(value.get("phase")),
+            attempt=int(attempt) if isinstance(attempt, int | float) else 0,
+            pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            started_at=_opt_str(value.get("startedAt")),
+            finished_at=_opt_str(value.get("finishedAt")),
+            elapsed_ms=int(elapsed) if isinstance(elapsed, int | float) else 0,
+            counters=dict(counters) if isinstance(counters, dict) else {},
+            issues=list(issues) if isinstance(issues, list) else [],
+            error=dict(error) if isinstance(error, dict) else None,
+        )
+
+
 def recorded_status(
     repo_id: str,
-    index: object,
-    embedding: Mapping[str, Any],
+    run: Mapping[str, Value] | None,
+    embedding: EmbedStatus,
     *,
-    alive: Callable[[object], bool],
+    alive: Callable[[int | None], bool],
 ) -> IndexStatus:
     """The status a repository record holds, as ``repocontext_index_status`` reports it.
 
     Args:
         repo_id: The repository.
-        index: The record's ``index`` value (what :func:`run_record` wrote), if any.
-        embedding: The embedding pass's status record (empty: none).
+        run: The record's stored run (what :func:`run_record` wrote), if any.
+        embedding: The embedding pass's status (not recorded: none).
         alive: Whether the process of a recorded pid still runs the run (a ``running`` run
             whose process is gone reads as ``failed``).
 
     Returns:
         The status, with the embedding pass's counters and phase folded in.
     """
-    if not isinstance(index, dict):
+    if run is None:
         return IndexStatus(repo_id, "none")
-    status = str(index.get("status"))
-    error = index.get("error") if isinstance(index.get("error"), dict) else None
-    if status == "running" and not alive(index.get("pid")):
+    index = RunRecord.of_value(run)
+    status, error = index.status, index.error
+    if status == "running" and not alive(index.pid):
         status = "failed"
         error = {"code": "index.interrupted", "message": "the run stopped before finishing"}
-    phase, counters = index.get("phase"), dict(index.get("counters") or {})
-    if embedding:
-        counters["chunks"] = embedding.get("chunksDone", 0)
-        counters["chunksTotal"] = embedding.get("chunksTotal", 0)
-        counters["vectors"] = embedding.get("vectors", 0)
-        if status == "completed" and embedding.get("status") == "running":
+    phase, counters = index.phase, dict(index.counters)
+    if embedding.recorded:
+        counters["chunks"] = embedding.chunks_done
+        counters["chunksTotal"] = embedding.chunks_total
+        counters["vectors"] = embedding.vectors
+        if status == "completed" and embedding.status == "running":
             status, phase = "running", "embedding"
-            pid = embedding.get("pid")
-            if isinstance(pid, int) and pid != os.getpid() and not pid_alive(pid):
+            pid = embedding.pid
+            if pid is not None and pid != os.getpid() and not pid_alive(pid):
                 status = "failed"
                 error = {
                     "code": "index.interrupted",
@@ -167,12 +214,12 @@ def recorded_status(
         status=status,
         phase=phase,
         counters=counters,
-        attempt=int(index.get("attempt") or 0),
-        started_at=index.get("startedAt"),
-        finished_at=index.get("finishedAt"),
-        elapsed_ms=int(index.get("elapsedMs") or 0),
+        attempt=index.attempt,
+        started_at=index.started_at,
+        finished_at=index.finished_at,
+        elapsed_ms=index.elapsed_ms,
         error=error,
-        issues=list(index.get("issues") or []),
+        issues=index.issues,
     )
 
 
@@ -183,3 +230,7 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,50 @@
+"""A stored run is parsed once into a RunRecord and read back as the reported status."""
+
+import os
+
+from repocontext.index.run.status import IndexProgress, RunRecord, recorded_status, run_record
+from repocontext.store import EmbedStatus
+from repocontext.testing import FakeClock
+
+
+def stored_run(status: str, error=None) -> dict:
+    clock = FakeClock()
+    progress = IndexProgress(phase="parsing", files_seen=5, files_added=2, issues=["skipped"])
+    started = clock.now()
+    clock.advance(1.5)
+    return run_record(status, progress, 3, started, clock, error)
+
+
+def test_a_stored_run_parses_back_into_its_typed_record():
+    run = RunRecord.of_value(stored_run("completed"))
+
+    assert (run.status, run.phase, run.attempt, run.pid) == ("completed", "parsing", 3, os.getpid())
+    assert run.elapsed_ms == 1500 and run.started_at and run.finished_at
+    assert run.counters["filesSeen"] == 5 and run.issues == ["skipped"] and run.error is None
+
+
+def test_a_malformed_stored_run_reads_with_defaults():
+    run = RunRecord.of_value({"status": "failed", "pid": "7", "counters": [], "error": "x"})
+
+    assert (run.pid, run.counters, run.error, run.attempt, run.phase) == (None, {}, None, 0, None)
+
+
+def test_no_stored_run_reports_none():
+    assert recorded_status("demo", None, EmbedStatus(), alive=lambda pid: True).status == "none"
+
+
+def test_a_running_run_whose_process_is_gone_reports_interrupted():
+    status = recorded_status("demo", stored_run("running"), EmbedStatus(), alive=lambda pid: False)
+
+    assert status.status == "failed" and status.error["code"] == "index.interrupted"
+    assert status.counters["filesAdded"] == 2 and status.attempt == 3
+
+
+def test_a_running_embedding_pass_folds_its_counters_and_phase_into_a_completed_run():
+    embedding = EmbedStatus("running", "hash-256", 4, 10, 30, None, False, os.getpid())
+
+    status = recorded_status("demo", stored_run("completed"), embedding, alive=lambda pid: True)
+
+    assert (status.status, status.phase) == ("running", "embedding")
+    assert (status.counters["chunks"], status.counters["chunksTotal"]) == (4, 10)
+    assert status.counters["vectors"] == 30
