@@ -136,7 +136,7 @@ class IndexService:
         self._states: dict[str, ProjectionState] = {}
         self._repo_locks: dict[str, threading.Lock] = {}
         self._running_options: dict[str, WalkOptions] = {}
-        self._follow_up: dict[str, tuple[Path, WalkOptions]] = {}
+        self._follow_up: dict[str, tuple[Path, WalkOptions, list[threading.Event]]] = {}
 
     def start(self, repo_id: str, root: Path, options: WalkOptions) -> IndexStatus:
         """Start a background run (or join the one already running) and return its status."""
@@ -146,7 +146,7 @@ class IndexService:
             if thread is None or not thread.is_alive():
                 thread = threading.Thread(
                     target=self._run_quietly,
-                    args=(repo_id, root, options, started),
+                    args=(repo_id, root, options, [started]),
                     name=f"index-{repo_id}",
                     daemon=True,
                 )
@@ -155,9 +155,13 @@ class IndexService:
                 thread.start()
             else:
                 if self._running_options.get(repo_id) != options:
-                    # Joined, but with other filters: one more pass runs with them after.
-                    self._follow_up[repo_id] = (root, options)
-                started.set()
+                    # Joined, but with other filters: one more pass runs with them after,
+                    # and this call returns once that pass has recorded "running" (not the
+                    # status of the pass it joined, which may have just completed).
+                    waiting = self._follow_up.get(repo_id, (root, options, []))[2]
+                    self._follow_up[repo_id] = (root, options, [*waiting, started])
+                else:
+                    started.set()
         # Until the job has recorded "running" (a refresh in progress delays it a moment).
         started.wait(START_WAIT_S)
         return self.status(repo_id)
@@ -408,7 +412,7 @@ class IndexService:
         on_progress: ProgressFn | None,
         *,
         scope: list[str] | None = None,
-        started: threading.Event | None = None,
+        started: Iterable[threading.Event] = (),
         keep_fresh: bool = False,
     ) -> IndexProgress:
         with self._repo_lock(repo_id), ExitStack() as run_lock:
@@ -437,8 +441,8 @@ class IndexService:
                 )
                 job.begin()  # records "running" before anyone waiting is released
             finally:
-                if started is not None:
-                    started.set()
+                for event in started:
+                    event.set()
             progress = job.run()  # a failed run leaves no state: the next one rebuilds
             if job.state is not None:
                 self._states[repo_id] = job.state
@@ -451,7 +455,7 @@ class IndexService:
             return self._repo_locks.setdefault(repo_id, threading.Lock())
 
     def _run_quietly(
-        self, repo_id: str, root: Path, options: WalkOptions, started: threading.Event | None
+        self, repo_id: str, root: Path, options: WalkOptions, started: list[threading.Event]
     ) -> None:
         # The top of a background thread: the job has already recorded any failure in its
         # status, so the error is logged here and the thread ends normally.
@@ -468,9 +472,8 @@ class IndexService:
                     self._running_options.pop(repo_id, None)
                     self._threads.pop(repo_id, None)
                     return
-                root, options = follow_up
+                root, options, started = follow_up
                 self._running_options[repo_id] = options
-            started = None
 
     def _alive(self, repo_id: str, pid: int | None) -> bool:
         if pid == os.getpid():
