@@ -43,8 +43,8 @@ __all__ = [
     "emit_wire",
     "open_workspace",
     "pick_repo",
+    "print_wire",
     "register",
-    "to_wire",
 ]
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
@@ -255,7 +255,7 @@ def emit(value: Any, as_json: bool, text: Any) -> None:
     plain form (``dataclasses.asdict``: snake_case field names).
     """
     if as_json:
-        typer.echo(json.dumps(to_wire(value), indent=2, default=str))
+        typer.echo(json.dumps(_camel_cased(value), indent=2, default=str))
     else:
         typer.echo(text(_plain(value)))
 
@@ -265,23 +265,31 @@ def emit_wire(result: WireResult, as_json: bool, text: Callable[[dict[str, Any]]
 
     ``text`` receives the same camelCase object.
     """
-    wire = result.wire()
-    typer.echo(json.dumps(wire, indent=2) if as_json else text(wire))
+    if as_json:
+        print_wire(result)
+    else:
+        typer.echo(text(result.wire()))
 
 
-def to_wire(value: Any) -> Any:
+def print_wire(result: WireResult) -> None:
+    """Print a tool result's wire JSON: the object the MCP tool sends as structured content."""
+    typer.echo(json.dumps(result.wire(), indent=2))
+
+
+def _camel_cased(value: Any) -> Any:
     """``value`` with every dataclass as a dict of camelCase field names (the MCP wire form).
 
     The keys of plain dicts are data (paths, tree names, memory fields) and stay as they are.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {
-            to_camel(f.name): to_wire(getattr(value, f.name)) for f in dataclasses.fields(value)
+            to_camel(f.name): _camel_cased(getattr(value, f.name))
+            for f in dataclasses.fields(value)
         }
     if isinstance(value, dict):
-        return {key: to_wire(item) for key, item in value.items()}
+        return {key: _camel_cased(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [to_wire(item) for item in value]
+        return [_camel_cased(item) for item in value]
     return value
 
 

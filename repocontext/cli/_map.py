@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
-from repocontext.cli._index import DataDir, JsonOption, open_workspace, pick_repo
+from repocontext.cli._index import DataDir, JsonOption, open_workspace, pick_repo, print_wire
 from repocontext.errors import InvalidInputError
 from repocontext.search import RepoMap
+from repocontext.wire import RepoMapResult
 
 __all__ = ["register"]
 
@@ -50,19 +50,10 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 result = workspace.repo_map(
                     pick_repo(workspace, repo_id), budget, exclude=exclude or (), query=query
                 )
-            typer.echo(json.dumps(_wire(result), indent=2) if as_json else _text(result))
-
-
-def _wire(result: RepoMap) -> dict[str, Any]:
-    """The ``repocontext_map`` result (camelCase)."""
-    return {
-        "repoId": result.repo_id,
-        "budgetTokens": result.budget_tokens,
-        "tokenCount": result.token_count,
-        "files": result.files,
-        "truncated": result.truncated,
-        "entries": [{"path": e.path, "symbols": list(e.symbols)} for e in result.entries],
-    }
+            if as_json:
+                print_wire(RepoMapResult.of(result))
+            else:
+                typer.echo(_text(result))
 
 
 def _text(result: RepoMap) -> str:

@@ -7,9 +7,10 @@ from typing import Annotated, Any
 
 import typer
 
-from repocontext.cli._index import DataDir, JsonOption, emit, open_workspace
+from repocontext.cli._index import DataDir, JsonOption, open_workspace, print_wire
 from repocontext.errors import InvalidInputError
 from repocontext.pack import LineRange, Page
+from repocontext.wire import ReadResult
 
 __all__ = ["parse_lines", "register"]
 
@@ -42,7 +43,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             page = workspace.page(repo, path, parse_lines(lines), budget_tokens=budget)
             if as_json:
-                emit(page, as_json, str)
+                print_wire(ReadResult.of(page))
                 return
             typer.echo(page.text.encode(), nl=False)  # (bytes: no newline translation)
             typer.echo(summary(page), err=True)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Annotated, Any
 
 import typer
 
-from repocontext.cli._index import DataDir, JsonOption, emit, open_workspace, to_wire
+from repocontext.cli._index import DataDir, JsonOption, emit_wire, open_workspace, print_wire
+from repocontext.wire import ListReposResult, RemoveRepoResult, ResetIndexResult
+from repocontext.workspace import RepoInfo
 
 __all__ = ["register"]
 
@@ -27,7 +28,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def list_(data_dir: DataDir = None, as_json: JsonOption = False) -> None:
         """List the registered repositories in ascending id order."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            emit({"repos": workspace.list_repos()}, as_json, _list_text)
+            listed = workspace.list_repos()
+            if as_json:
+                print_wire(ListReposResult.of(listed))
+            else:
+                typer.echo(_list_text(listed))
 
     @repos.command()
     def remove(
@@ -39,10 +44,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             removal = workspace.remove_repo(repo_id)
-            if as_json:
-                emit({**to_wire(removal), "total": removal.total}, True, _remove_text)
-            else:
-                emit({**dataclasses.asdict(removal), "total": removal.total}, False, _remove_text)
+            emit_wire(RemoveRepoResult.of(removal), as_json, _remove_text)
 
     @repos.command()
     def reset(
@@ -53,29 +55,30 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         `repocontext index PATH` indexes it again. Refused while an index run is in progress.
         """
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            emit(workspace.reset_index(repo_id), as_json, _reset_text)
+            reset = workspace.reset_index(repo_id)
+            emit_wire(ResetIndexResult.of(reset), as_json, _reset_text)
 
 
-def _list_text(report: dict[str, Any]) -> str:
-    if not report["repos"]:
+def _list_text(repos: list[RepoInfo]) -> str:
+    if not repos:
         return "no repository is registered"
     return "\n".join(
-        f"{r['repo_id']}  {r['root']}  files {r['files']}  vectors {r['vectors']}  "
-        f"indexed {r['indexed_at'] or 'never'}"
-        for r in report["repos"]
+        f"{r.repo_id}  {r.root}  files {r.files}  vectors {r.vectors}  "
+        f"indexed {r.indexed_at or 'never'}"
+        for r in repos
     )
 
 
 def _remove_text(report: dict[str, Any]) -> str:
-    if not report["existed"] and not report["total"]:
-        return f"{report['repo_id']}: not registered; nothing removed"
+    if not report["existed"] and not report["totalRemoved"]:
+        return f"{report['repoId']}: not registered; nothing removed"
     counts = ", ".join(f"{tree} {n}" for tree, n in report["removed"].items() if n)
-    return f"{report['repo_id']}: removed {report['total']} records ({counts or 'none'})"
+    return f"{report['repoId']}: removed {report['totalRemoved']} records ({counts or 'none'})"
 
 
 def _reset_text(report: dict[str, Any]) -> str:
     counts = ", ".join(f"{tree} {n}" for tree, n in report["removed"].items() if n)
     return (
-        f"{report['repo_id']}: deleted {report['entries_deleted']} index records "
+        f"{report['repoId']}: deleted {report['entriesDeleted']} index records "
         f"({counts or 'none'}); memory kept"
     )

@@ -8,18 +8,14 @@ from repocontext.mcp._gate import (
     error_text,
     map_errors,
 )
-from repocontext.mcp.health import HealthResult, RepositoryResult, health_tool
-from repocontext.mcp.repos import ListReposResult, RepoEntry, list_repos_tool
+from repocontext.mcp.health import health_tool
+from repocontext.mcp.repos import list_repos_tool
 from repocontext.mcp.server import SERVER_NAME, TOOLS, build_server
 
 __all__ = [
     "READ_ONLY",
     "SERVER_NAME",
     "TOOLS",
-    "HealthResult",
-    "ListReposResult",
-    "RepoEntry",
-    "RepositoryResult",
     "ToolSpec",
     "WireModel",
     "build_server",

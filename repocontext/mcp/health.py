@@ -2,62 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import Field
 
 from repocontext.auth import check_repo, current_grant
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from repocontext.mcp._params import OptionalRepoId
-from repocontext.workspace import HealthReport, RepositoryHealth, RetrievalPhase, Verdict, Workspace
+from repocontext.wire import HealthResult
+from repocontext.workspace import Workspace
 
-__all__ = ["HealthResult", "RepositoryResult", "health_tool"]
-
-
-class RepositoryResult(WireModel):
-    """Retrieval health of one repository."""
-
-    verdict: Verdict
-    reason: str
-    files: int
-    vectors_indexed: int
-    indexed_at: str | None
-
-    @classmethod
-    def of(cls, health: RepositoryHealth) -> RepositoryResult:
-        """Build the wire form of a :class:`RepositoryHealth`."""
-        return cls(
-            verdict=health.verdict,
-            reason=health.reason,
-            files=health.files,
-            vectors_indexed=health.vectors_indexed,
-            indexed_at=health.indexed_at,
-        )
-
-
-class HealthResult(WireModel):
-    """Result of ``repocontext_health``."""
-
-    available: bool
-    group: Literal["repocontext"]
-    status: str
-    retrieval_ready: bool
-    retrieval_phase: RetrievalPhase
-    repositories: int
-    repository: RepositoryResult | None = None
-
-    @classmethod
-    def of(cls, report: HealthReport) -> HealthResult:
-        """Build the wire form of a :class:`HealthReport`."""
-        return cls(
-            available=report.available,
-            group="repocontext",
-            status=report.status,
-            retrieval_ready=report.retrieval_ready,
-            retrieval_phase=report.retrieval_phase,
-            repositories=report.repositories,
-            repository=RepositoryResult.of(report.repository) if report.repository else None,
-        )
+__all__ = ["health_tool"]
 
 
 RepoIdParam = Annotated[

@@ -6,49 +6,17 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.search import RepoMap
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
+from repocontext.wire import RepoMapResult
 from repocontext.workspace import Workspace
 
-__all__ = ["MAX_MAP_BUDGET", "MIN_MAP_BUDGET", "RepoMapResult", "map_tool"]
+__all__ = ["MAX_MAP_BUDGET", "MIN_MAP_BUDGET", "map_tool"]
 
 MIN_MAP_BUDGET: Final = 64
 MAX_MAP_BUDGET: Final = 16_000
 MAX_QUERY_CHARS: Final = 4_000
 MAX_EXCLUDED: Final = 5_000
 MAX_PATH_CHARS: Final = 4_096
-
-
-class RepoMapEntryResult(WireModel):
-    """One file of a map."""
-
-    path: str
-    symbols: list[str]
-
-
-class RepoMapResult(WireModel):
-    """Result of ``repocontext_map``."""
-
-    repo_id: str
-    budget_tokens: int
-    token_count: int
-    files: int
-    truncated: bool
-    entries: list[RepoMapEntryResult]
-
-    @classmethod
-    def of(cls, repo_map: RepoMap) -> RepoMapResult:
-        """Build the wire form of a :class:`RepoMap`."""
-        return cls(
-            repo_id=repo_map.repo_id,
-            budget_tokens=repo_map.budget_tokens,
-            token_count=repo_map.token_count,
-            files=repo_map.files,
-            truncated=repo_map.truncated,
-            entries=[
-                RepoMapEntryResult(path=e.path, symbols=list(e.symbols)) for e in repo_map.entries
-            ],
-        )
 
 
 def map_tool(workspace: Workspace) -> ToolSpec:

@@ -6,8 +6,9 @@ from typing import Annotated, Final
 
 from pydantic import Field
 
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.pack import MAX_PATH_CHARS, Page
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
+from repocontext.pack import MAX_PATH_CHARS
+from repocontext.wire import ReadResult
 from repocontext.workspace import Workspace
 
 __all__ = ["read_tool"]
@@ -15,33 +16,6 @@ __all__ = ["read_tool"]
 MAX_READ_BUDGET: Final = 200_000
 MAX_LINE: Final = 10_000_000
 MAX_REPO_ID_CHARS: Final = 256
-
-
-class ReadResult(WireModel):
-    """Result of ``repocontext_read``."""
-
-    path: str
-    start_line: int
-    end_line: int
-    text: str
-    blob_id: str
-    token_count: int
-    fresh: bool
-    continuation: int | None = None
-
-    @classmethod
-    def of(cls, page: Page) -> ReadResult:
-        """Build the wire form of a :class:`Page`."""
-        return cls(
-            path=page.path,
-            start_line=page.start_line,
-            end_line=page.end_line,
-            text=page.text,
-            blob_id=page.blob_id,
-            token_count=page.token_count,
-            fresh=page.fresh,
-            continuation=page.continuation,
-        )
 
 
 def read_tool(workspace: Workspace) -> ToolSpec:

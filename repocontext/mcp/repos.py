@@ -3,39 +3,11 @@
 from __future__ import annotations
 
 from repocontext.auth import current_grant
-from repocontext.mcp._gate import READ_ONLY, ToolSpec, WireModel, map_errors
-from repocontext.workspace import RepoInfo, Workspace
+from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
+from repocontext.wire import ListReposResult
+from repocontext.workspace import Workspace
 
-__all__ = ["ListReposResult", "RepoEntry", "list_repos_tool"]
-
-
-class RepoEntry(WireModel):
-    """One registered repository."""
-
-    repo_id: str
-    root: str
-    files: int
-    last_ingested_at: str | None
-    indexed_commit: str | None
-    vectors: int
-
-    @classmethod
-    def of(cls, info: RepoInfo) -> RepoEntry:
-        """Build the wire form of a :class:`RepoInfo`."""
-        return cls(
-            repo_id=info.repo_id,
-            root=info.root,
-            files=info.files,
-            last_ingested_at=info.last_ingested_at,
-            indexed_commit=info.indexed_commit,
-            vectors=info.vectors,
-        )
-
-
-class ListReposResult(WireModel):
-    """Result of ``repocontext_list_repos``."""
-
-    repos: list[RepoEntry]
+__all__ = ["list_repos_tool"]
 
 
 def list_repos_tool(workspace: Workspace) -> ToolSpec:
@@ -53,9 +25,8 @@ def list_repos_tool(workspace: Workspace) -> ToolSpec:
         Next: pass a `repoId` to repocontext_health to see whether that repository is ready.
         """
         grant = current_grant()
-        return ListReposResult(
-            repos=[RepoEntry.of(i) for i in workspace.list_repos() if grant.allows(i.repo_id)]
-        )
+        repos = workspace.list_repos()
+        return ListReposResult.of(info for info in repos if grant.allows(info.repo_id))
 
     return ToolSpec(
         name="repocontext_list_repos",

@@ -11,14 +11,13 @@ from typing import Annotated, Final
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from repocontext.index import IndexReset, RepoRemoval
-from repocontext.mcp._gate import ToolSpec, WireModel, map_errors
+from repocontext.mcp._gate import ToolSpec, map_errors
 from repocontext.mcp._params import NewRepoId, RepoId, Text, WorkspacePath
 from repocontext.mcp.index import INDEX_WRITE, walk_options
-from repocontext.wire import IndexStatusResult
+from repocontext.wire import IndexStatusResult, RemoveRepoResult, ResetIndexResult
 from repocontext.workspace import Workspace
 
-__all__ = ["RemoveRepoResult", "ResetIndexResult", "workspace_tools"]
+__all__ = ["workspace_tools"]
 
 DROP: Final = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
@@ -29,50 +28,6 @@ Globs = Annotated[
     list[Text] | None,
     Field(max_length=MAX_GLOBS, description="gitignore-style; kept for later runs."),
 ]
-
-
-class RemoveRepoResult(WireModel):
-    """Result of ``repocontext_remove_repo``."""
-
-    repo_id: str
-    existed: bool
-    removed: dict[str, int]
-    total_removed: int
-    elapsed_ms: int
-
-    @classmethod
-    def of(cls, removal: RepoRemoval) -> RemoveRepoResult:
-        """Build the wire form of a :class:`RepoRemoval`."""
-        return cls(
-            repo_id=removal.repo_id,
-            existed=removal.existed,
-            removed=dict(removal.removed),
-            total_removed=removal.total,
-            elapsed_ms=removal.elapsed_ms,
-        )
-
-
-class ResetIndexResult(WireModel):
-    """Result of ``repocontext_reset_index``."""
-
-    repo_id: str
-    entries_deleted: int
-    trees_swept: list[str]
-    removed: dict[str, int]
-    memory_preserved: bool
-    elapsed_ms: int
-
-    @classmethod
-    def of(cls, reset: IndexReset) -> ResetIndexResult:
-        """Build the wire form of an :class:`IndexReset`."""
-        return cls(
-            repo_id=reset.repo_id,
-            entries_deleted=reset.entries_deleted,
-            trees_swept=list(reset.trees_swept),
-            removed=dict(reset.removed),
-            memory_preserved=reset.memory_preserved,
-            elapsed_ms=reset.elapsed_ms,
-        )
 
 
 def workspace_tools(workspace: Workspace) -> list[ToolSpec]:

@@ -6,7 +6,7 @@ and the CLI all render through them, so the three send the same objects. Domain 
 imports this package; adapters never build a wire dict by hand.
 """
 
-from repocontext.wire._base import WireModel
+from repocontext.wire._base import WireModel, WireResult
 from repocontext.wire.claims import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
 from repocontext.wire.entries import EntryClaimResult, EntryResult, ScanResult, StaleLinkResult
 from repocontext.wire.memory import (
@@ -16,6 +16,7 @@ from repocontext.wire.memory import (
     TopicCount,
     TopicsResult,
 )
+from repocontext.wire.reading import ReadResult, RepoMapEntryResult, RepoMapResult
 from repocontext.wire.retrieval import (
     BundleEntryWire,
     BundleUnitWire,
@@ -34,7 +35,14 @@ from repocontext.wire.retrieval import (
     SearchResultWire,
     StatsResultWire,
     SymbolResult,
-    WireResult,
+)
+from repocontext.wire.workspace import (
+    HealthResult,
+    ListReposResult,
+    RemoveRepoResult,
+    RepoEntry,
+    RepositoryResult,
+    ResetIndexResult,
 )
 
 __all__ = [
@@ -49,16 +57,25 @@ __all__ = [
     "FileEntryWire",
     "ForgetResult",
     "FreshnessWire",
+    "HealthResult",
     "ImpactedEntry",
     "IndexStatusResult",
     "LinkResult",
+    "ListReposResult",
     "NeighborNode",
     "NeighborsResult",
     "NoteEntryWire",
     "OutlineResult",
+    "ReadResult",
     "RelatedResult",
     "ReleaseResult",
+    "RemoveRepoResult",
     "RenewResult",
+    "RepoEntry",
+    "RepoMapEntryResult",
+    "RepoMapResult",
+    "RepositoryResult",
+    "ResetIndexResult",
     "ReusedWire",
     "ScanResult",
     "SearchHitWire",

@@ -21,7 +21,7 @@ from repocontext.index.service import OutlineView, RelatedView
 from repocontext.pack.model import Bundle, BundleEntry, BundleUnit, ReusedItem
 from repocontext.pack.stats import CallStats
 from repocontext.search.hits import FileEntry, Freshness, NoteEntry, SearchHit, SearchResult
-from repocontext.wire._base import WireModel
+from repocontext.wire._base import WireResult
 
 __all__ = [
     "BundleEntryWire",
@@ -43,14 +43,6 @@ __all__ = [
     "SymbolResult",
     "WireResult",
 ]
-
-
-class WireResult(WireModel):
-    """A wire model with the JSON object it is sent as."""
-
-    def wire(self) -> dict[str, JsonValue]:
-        """The camelCase JSON object (what MCP sends as structured content)."""
-        return self.model_dump(mode="json", by_alias=True)
 
 
 class _Sparse(WireResult):

@@ -31,13 +31,13 @@ def test_list_reset_and_remove_with_json(tmp_path: Path) -> None:
     assert reset["treesSwept"][0] == "structural"
     assert "memory" not in reset["treesSwept"]
     listed = json.loads(invoke("repos", "list", "--data-dir", data, "--json"))
-    assert [(r["files"], r["indexedAt"]) for r in listed["repos"]] == [(0, None)]
+    assert [(r["files"], r["vectors"]) for r in listed["repos"]] == [(0, 0)]
     topics = json.loads(invoke("memory", "topics", "--data-dir", data, "--json"))
     assert topics["topics"] == [{"topic": "decisions", "count": 1}]
 
     removed = json.loads(invoke("repos", "remove", "calc", "--data-dir", data, "--json"))
     assert removed["existed"] is True and removed["removed"]["memory"] == 1
-    assert removed["total"] == sum(removed["removed"].values())
+    assert removed["totalRemoved"] == sum(removed["removed"].values())
     assert json.loads(invoke("repos", "list", "--data-dir", data, "--json")) == {"repos": []}
     assert (repo / "src" / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
 
