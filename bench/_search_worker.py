@@ -29,6 +29,20 @@ def timed(fn, items):  # type: ignore[no-untyped-def]
     return wall, cpu
 
 
+def _search_of(workspace, repo_id):  # type: ignore[no-untyped-def]
+    """One search call and the search service, in either version's API.
+
+    Before issue 22 the service was ``workspace.search``; since, ``search`` is a facade
+    method taking a ``SearchRequest`` and the service is private.
+    """
+    service = getattr(workspace, "_search", None)
+    if service is None:
+        return (lambda q: workspace.search.search(repo_id, q, 10)), workspace.search
+    from repocontext.search import SearchRequest
+
+    return (lambda q: workspace.search(SearchRequest.of(repo_id, q, 10))), service
+
+
 def main() -> None:
     data, workspace_root, repo_id, queries_file = sys.argv[1:5]
     queries = json.loads(Path(queries_file).read_text())
@@ -36,14 +50,15 @@ def main() -> None:
         data_dir=Path(data), workspace_root=Path(workspace_root), reconcile="off", embedder="off"
     )
     with Workspace.open(settings) as workspace:
-        workspace.search.search(repo_id, queries[0], 10)  # the keyword index at the head
+        search, service = _search_of(workspace, repo_id)
+        search(queries[0])  # the keyword index at the head
         runs = {
-            "search": timed(lambda q: workspace.search.search(repo_id, q, 10), queries),
+            "search": timed(search, queries),
             "context": timed(
                 lambda q: workspace.context(ContextRequest(repo_id, q, budget=8192)),
                 queries[:100],
             ),
-            "sync_at_head": timed(lambda _: workspace.search.sync(repo_id), range(300)),
+            "sync_at_head": timed(lambda _: service.sync(repo_id), range(300)),
         }
     figures = {name: wall for name, (wall, _) in runs.items()}
     figures.update({f"{name} cpu": cpu for name, (_, cpu) in runs.items()})

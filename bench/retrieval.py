@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _docs import write_section  # noqa: E402
 
-from repocontext.index.files.nodes import load_file_nodes  # noqa: E402
+from repocontext.index.files.nodes import file_text, load_file_nodes  # noqa: E402
 from repocontext.index.parsing.languages import is_test_path  # noqa: E402
 from repocontext.pack.request import ContextRequest  # noqa: E402
 from repocontext.search.request import SearchRequest  # noqa: E402
@@ -228,7 +228,7 @@ def evaluate(mirror: Path, limit: int, backends: list[str], work: Path) -> dict[
             answer = [p for p in task.answer if p in nodes]
             if not answer:
                 continue
-            texts = {p: first.index.content(name, p) or "" for p in nodes}
+            texts = {p: file_text(first.store, name, p) or "" for p in nodes}
             tokens = {p: int(n.get("tokenCount") or 0) for p, n in nodes.items()}
             baseline = FileBM25(texts).rank(task.query)
             scores["bm25-files"].add(baseline, answer)
