@@ -49,10 +49,8 @@ from repocontext.store import (
     Clock,
     RepoRecord,
     Store,
-    Value,
     read_embed_status,
     read_repo,
-    stored_repo_value,
 )
 from repocontext.tokens import DEFAULT_ENCODING
 
@@ -245,7 +243,7 @@ class IndexService:
             if repo_id in self._states:
                 return True
             with collector_paused():  # (as IndexJob.run)
-                state = load_projections(self.store, repo_id, self._stored_value(repo_id))
+                state = load_projections(self.store, repo_id, self._repo(repo_id))
             if state is None:
                 return False
             self._states[repo_id] = state
@@ -487,13 +485,6 @@ class IndexService:
         if repo is None:
             raise NotFoundError(f"no repository {repo_id!r} is registered")
         return repo
-
-    def _stored_value(self, repo_id: str) -> dict[str, Value]:
-        """The stored registration record (its projection stamp is the projections' own)."""
-        value = stored_repo_value(self.store, repo_id)
-        if value is None:
-            raise NotFoundError(f"no repository {repo_id!r} is registered")
-        return value
 
 
 def _changed(progress: IndexProgress) -> bool:

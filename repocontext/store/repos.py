@@ -50,6 +50,12 @@ class RepoRecord:
         run: The last or current index run as the index recorded it (``None``: no run); the
             index parses it (``repocontext.index.run.status``).
         memory_default_ttl_seconds: The TTL new memory entries get (``None``: durable).
+        projections_epoch: The epoch of the run that last wrote the xref projections.
+        projections_dirty: A run began changing nodes and has not rebuilt the projections.
+        projections_format: The projection format the projections were written in.
+        projections_go_module: The Go module the projections were resolved with.
+        projections_stamped: The record holds a projection stamp (its Go module may be
+            ``None``: stamped without one).
     """
 
     repo_id: str
@@ -63,6 +69,11 @@ class RepoRecord:
     filters: dict[str, Value] | None = None
     run: dict[str, Value] | None = None
     memory_default_ttl_seconds: float | None = None
+    projections_epoch: str | None = None
+    projections_dirty: bool = False
+    projections_format: int | None = None
+    projections_go_module: str | None = None
+    projections_stamped: bool = False
 
     @property
     def indexing(self) -> bool:
@@ -89,6 +100,11 @@ class RepoRecord:
             memory_default_ttl_seconds=(
                 float(ttl) if isinstance(ttl, int | float) and not isinstance(ttl, bool) else None
             ),
+            projections_epoch=_opt_str(fields.get("projectionsEpoch")),
+            projections_dirty=bool(fields.get("projectionsDirty")),
+            projections_format=_opt_int(fields.get("projectionsFormat")),
+            projections_go_module=_opt_str(fields.get("projectionsGoModule")),
+            projections_stamped="projectionsGoModule" in fields,
         )
 
 
@@ -173,6 +189,12 @@ def read_embed_status(store: Store, repo_id: str) -> EmbedStatus:
 
 def _opt_str(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _opt_int(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if float(value).is_integer() else None
 
 
 def _int(value: object) -> int:

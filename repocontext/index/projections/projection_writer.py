@@ -18,7 +18,6 @@ so the next change is applied incrementally.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +30,7 @@ from repocontext.index.projections.projection import (
     links_of_out_record,
     packed_digest,
 )
-from repocontext.store import STRUCTURAL, SYMBOL, XREF, Store
+from repocontext.store import STRUCTURAL, SYMBOL, XREF, RepoRecord, Store
 from repocontext.store.keys import decode_component, family_prefix
 
 __all__ = [
@@ -150,7 +149,7 @@ def projection_stamp(state: ProjectionState) -> dict[str, Any]:
     }
 
 
-def load_projections(store: Store, repo_id: str, repo: Mapping[str, Any]) -> ProjectionState | None:
+def load_projections(store: Store, repo_id: str, repo: RepoRecord) -> ProjectionState | None:
     """The state of a repository's stored projections, or ``None`` when they can't be trusted.
 
     Trusted means: not marked dirty, stamped by :func:`projection_stamp` with this
@@ -158,15 +157,14 @@ def load_projections(store: Store, repo_id: str, repo: Mapping[str, Any]) -> Pro
     record). The state carries the stamp's epoch and Go module, so a change of ``go.mod``
     since is a change like any other.
     """
-    epoch = repo.get("projectionsEpoch")
+    epoch = repo.projections_epoch
     if (
-        not isinstance(epoch, str)
-        or repo.get("projectionsDirty")
-        or repo.get("projectionsFormat") != PROJECTION_FORMAT
-        or "projectionsGoModule" not in repo
+        epoch is None
+        or repo.projections_dirty
+        or repo.projections_format != PROJECTION_FORMAT
+        or not repo.projections_stamped
     ):
         return None
-    go_module = repo["projectionsGoModule"]
     out = family_prefix(repo_id, "xref") + "out:"
     links = {
         path: links_of_out_record(path, record.value if isinstance(record.value, dict) else None)
@@ -176,7 +174,7 @@ def load_projections(store: Store, repo_id: str, repo: Mapping[str, Any]) -> Pro
     state = ProjectionState.adopt(
         repo_id,
         iter_file_nodes(store, repo_id),
-        go_module if isinstance(go_module, str) else None,
+        repo.projections_go_module,
         stored_views(store),
         links,
         node_reader(store, repo_id),

@@ -67,8 +67,8 @@ from repocontext.index.projections.projection_writer import (
     rebuild_projections,
 )
 from repocontext.index.run._collector import collector_paused
-from repocontext.index.run.status import IndexProgress, ProgressFn, run_record
-from repocontext.store import CONTENT, STRUCTURAL, Batch, Clock, Store, Value
+from repocontext.index.run.status import IndexProgress, ProgressFn, RunRecord, run_record
+from repocontext.store import CONTENT, STRUCTURAL, Batch, Clock, RepoRecord, Store, Value
 from repocontext.store.clock import iso_utc
 from repocontext.store.keys import content_key, family_prefix, file_key, repo_key
 from repocontext.tokens import DEFAULT_ENCODING
@@ -144,15 +144,15 @@ class IndexJob:
     def begin(self) -> None:
         """Record the run as started (``running``/``walking``, next attempt number)."""
         self._started = self.clock.now()
-        repo = self._repo()
-        self._attempt = int(repo.get("index", {}).get("attempt", 0)) + 1
+        repo = self._record()
+        self._attempt = RunRecord.of_value(repo.run or {}).attempt + 1
         # The cached state still matches the stored projections only when the last writer of
         # the projections was the run that left it, and nothing was left half-done since.
         self._warm = (
             self.state is not None
             and self.state.epoch is not None
-            and self.state.epoch == repo.get("projectionsEpoch")
-            and not repo.get("projectionsDirty")
+            and self.state.epoch == repo.projections_epoch
+            and not repo.projections_dirty
         )
         self._status("running", force=True)
 
@@ -186,7 +186,7 @@ class IndexJob:
         self.progress.files_skipped = len(result.issues)
         self.progress.issues = [{"path": i.path, "reason": i.reason} for i in result.issues]
         changed = self._ingest(result)
-        if changed or self._repo().get("projectionsDirty"):
+        if changed or self._record().projections_dirty:
             self._project()
         self._finish(result, changed)
 
@@ -412,7 +412,7 @@ class IndexJob:
         )
         if self.state is not None and self.state.epoch is not None:
             repo.update(projection_stamp(self.state))
-        if changed or not repo.get("lastIngestedAt"):
+        if changed or not RepoRecord.of_value(self.repo_id, repo).last_ingested_at:
             repo["lastIngestedAt"] = now
         repo["index"] = self._status_value("completed", None)
         self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
@@ -420,9 +420,13 @@ class IndexJob:
     # -- status ------------------------------------------------------------------------
 
     def _repo(self) -> dict[str, Any]:
+        """The stored repository record, to rewrite (read it through :meth:`_record`)."""
         record = self.store.get(STRUCTURAL, repo_key(self.repo_id))
         value = record.value if record is not None else None
         return dict(value) if isinstance(value, dict) else {}
+
+    def _record(self) -> RepoRecord:
+        return RepoRecord.of_value(self.repo_id, self._repo())
 
     def _mark_dirty(self) -> None:
         # Durable before the first changed node can commit, so a crash after it leaves the
@@ -431,13 +435,14 @@ class IndexJob:
             return
         self._dirty_marked = True
         repo = self._repo()
+        record = RepoRecord.of_value(self.repo_id, repo)
         if not self._warm:
             # Still clean: take the stored projections over (no record is recomputed), so
             # this run's changes are applied to them incrementally instead of rebuilding all.
-            adopted = load_projections(self.store, self.repo_id, repo)
+            adopted = load_projections(self.store, self.repo_id, record)
             if adopted is not None:
                 self.state, self._warm = adopted, True
-        if not repo.get("projectionsDirty"):
+        if not record.projections_dirty:
             repo["projectionsDirty"] = True
             self.store.put(STRUCTURAL, repo_key(self.repo_id), repo)
 
