@@ -2,6 +2,7 @@
 
 from repocontext.claims.model import (
     ClaimGrant,
+    ClaimOptions,
     ClaimResult,
     ClaimStatus,
     ReleaseResult,
@@ -19,6 +20,7 @@ __all__ = [
     "MAX_OWNER_CHARS",
     "MAX_WAIT_SECONDS",
     "ClaimGrant",
+    "ClaimOptions",
     "ClaimRequiredError",
     "ClaimResult",
     "ClaimService",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, TypedDict
 
 __all__ = [
     "ClaimGrant",
+    "ClaimOptions",
     "ClaimReason",
     "ClaimResult",
     "ClaimStatus",
@@ -21,6 +22,13 @@ ClaimReason: TypeAlias = Literal["missing", "contended", "timeout", "done", "emp
 ``empty``: ``claim_next`` found nothing open)."""
 RenewReason: TypeAlias = Literal["missing", "superseded"]
 ReleaseReason: TypeAlias = Literal["missing", "unclaimed", "stale"]
+
+
+class ClaimOptions(TypedDict, total=False):
+    """The optional keyword arguments of a claim (``claim``, ``claim_async``)."""
+
+    lease_seconds: float | None
+    max_wait_seconds: float | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ from typing import Unpack
 
 from repocontext.arguments import repo_id as checked_repo_id
 from repocontext.claims import (
+    ClaimOptions,
     ClaimResult,
-    ClaimService,
     ClaimStatus,
     ReleaseResult,
     RenewResult,
@@ -31,11 +31,10 @@ from repocontext.index.removal import (
 )
 from repocontext.index.run.reconcile import Reconciler
 from repocontext.index.run.status import IndexProgress, IndexStatus, ProgressFn
-from repocontext.index.service import RELATED_PAGE, IndexService, OutlineView, RelatedView
+from repocontext.index.service import RELATED_PAGE, OutlineView, RelatedView
 from repocontext.memory import (
     Forgotten,
     MemoryEntry,
-    MemoryService,
     Neighbors,
     NoteChanges,
     NoteFields,
@@ -44,16 +43,16 @@ from repocontext.memory import (
 from repocontext.pack.bundle import Bundle, build_bundle
 from repocontext.pack.page import LineRange, Page, read_page
 from repocontext.pack.request import ContextRequest
-from repocontext.pack.stats import CallStats, StatsWindow
+from repocontext.pack.stats import CallStats
 from repocontext.search.repo_map import RepoMap, build_repo_map
 from repocontext.search.request import SearchRequest
-from repocontext.search.semantic import EmbedReport, SemanticService
-from repocontext.search.service import SearchResult, SearchService
+from repocontext.search.semantic import EmbedReport
+from repocontext.search.service import SearchResult
 from repocontext.settings import Settings
 from repocontext.store import Clock, Store, StoreStats, SweepReport, SystemClock
-from repocontext.workspace.background import Background
 from repocontext.workspace.health import HealthReport, health_report
-from repocontext.workspace.registry import Registry, RepoInfo
+from repocontext.workspace.registry import RepoInfo
+from repocontext.workspace.services import Services
 
 __all__ = ["Workspace"]
 
@@ -62,28 +61,19 @@ class Workspace:
     """The facade every surface uses; one per process, opened from :class:`Settings`."""
 
     def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
-        """Wrap an open store (use :meth:`open`)."""
+        """Wrap an open store (use :meth:`open`); see :mod:`.services` for the wiring."""
         self.settings = settings
         self._store = store
         self._clock = clock
-        self._registry = Registry(store, clock, settings.workspace_root)
-        self._semantic = SemanticService(
-            store, settings.data_dir / "vectors", settings.embedder, clock
-        )
-        self._index = IndexService(
-            store, clock, encoding=settings.token_encoding, on_changed=self._semantic.schedule
-        )
-        self._search = SearchService(store, settings.data_dir / "search", self._semantic)
-        self._memory = MemoryService(store, on_write=self._semantic.schedule)
-        self._claims = ClaimService(
-            store,
-            default_lease_seconds=settings.claim_default_lease_seconds,
-            max_lease_seconds=settings.claim_max_lease_seconds,
-        )
-        self._call_stats = StatsWindow(clock)
-        self._background = Background(
-            settings, store, self._index, self._registry, self._semantic.schedule
-        )
+        self._services = services = Services.wire(settings, store, clock)
+        self._registry = services.registry
+        self._semantic = services.semantic
+        self._index = services.index
+        self._search = services.search
+        self._memory = services.memory
+        self._claims = services.claims
+        self._call_stats = services.call_stats
+        self._background = services.background
 
     @classmethod
     def open(
@@ -112,9 +102,7 @@ class Workspace:
 
     def close(self) -> None:
         """Stop background work and close the store (idempotent)."""
-        self._background.stop()
-        self._semantic.close()
-        self._search.close()
+        self._services.close()
         self._store.close()
 
     @property
@@ -514,39 +502,23 @@ class Workspace:
 
     # -- claims ----------------------------------------------------------------------------
 
-    def claim(
-        self,
-        key: str,
-        owner: str,
-        *,
-        lease_seconds: float | None = None,
-        max_wait_seconds: float | None = None,
-    ) -> ClaimResult:
+    def claim(self, key: str, owner: str, **options: Unpack[ClaimOptions]) -> ClaimResult:
         """Claim a memory entry, waiting in FIFO order (see :mod:`repocontext.claims`).
 
         Raises:
             RepoContextError: ``memory.wrong_family``, ``input.invalid``.
         """
-        return self._claims.claim(
-            key, owner, lease_seconds=lease_seconds, max_wait_seconds=max_wait_seconds
-        )
+        return self._claims.claim(key, owner, **options)
 
     async def claim_async(
-        self,
-        key: str,
-        owner: str,
-        *,
-        lease_seconds: float | None = None,
-        max_wait_seconds: float | None = None,
+        self, key: str, owner: str, **options: Unpack[ClaimOptions]
     ) -> ClaimResult:
         """:meth:`claim` for an event loop: waits without holding a thread.
 
         Raises:
             RepoContextError: ``memory.wrong_family``, ``input.invalid``.
         """
-        return await self._claims.claim_async(
-            key, owner, lease_seconds=lease_seconds, max_wait_seconds=max_wait_seconds
-        )
+        return await self._claims.claim_async(key, owner, **options)
 
     def claim_next(
         self, repo_id: str, topic: str, owner: str, *, lease_seconds: float | None = None
