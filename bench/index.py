@@ -11,7 +11,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import resource
 import shutil
 import statistics
@@ -19,10 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
-from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -30,207 +27,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _corpus import TEMPLATES, generate  # noqa: E402
 from _docs import write_section  # noqa: E402
+from _index_steps import (  # noqa: E402
+    STAGES,
+    bare_parse_limit,
+    extract_only,
+    phase_costs,
+)
 
-from repocontext.index.files.extract import CHUNK, extract_many, worker_started  # noqa: E402
 from repocontext.index.files.walk import walk  # noqa: E402
-from repocontext.index.parsing.languages import content_language, language_for  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.workspace import Workspace  # noqa: E402
 
 SECTION = "## Index (`bench/index.py`)"
-
-TEMPLATES = {
-    "py": "import os\nfrom pkg{j} import mod{k}\n\n\nclass C{i}:\n    def m(self, x):\n        return x + {i}\n\n\ndef f{i}(a, b):\n    return a * b\n",
-    "js": "import {{ f{k} }} from './m{k}.js';\nexport class C{i} {{ m(x) {{ return x + {i}; }} }}\nexport function f{i}(a) {{ return f{k}(a); }}\n",
-    "ts": "import {{ f{k} }} from './m{k}';\nexport interface I{i} {{ x: number }}\nexport function f{i}(a: number): number {{ return f{k}(a); }}\n",
-    "go": 'package p{j}\n\nimport "fmt"\n\ntype T{i} struct {{ X int }}\n\nfunc (t T{i}) M() int {{ return t.X }}\n\nfunc F{i}() {{ fmt.Println({i}) }}\n',
-    "rs": "use std::fmt;\n\npub struct S{i} {{ x: i32 }}\n\nimpl S{i} {{\n    pub fn m(&self) -> i32 {{ self.x + {i} }}\n}}\n\npub fn f{i}() -> i32 {{ {i} }}\n",
-    "java": "package p{j};\n\nimport java.util.List;\n\npublic class C{i} {{\n    public int m(int x) {{ return x + {i}; }}\n}}\n",
-    "c": '#include "m{k}.h"\n#include <stdio.h>\n\nstruct s{i} {{ int x; }};\n\nint f{i}(int a) {{ return a + {i}; }}\n',
-    "cpp": '#include "m{k}.hpp"\n\nnamespace n{j} {{\nclass C{i} {{\n public:\n  int m(int x) {{ return x + {i}; }}\n}};\n}}\n',
-    "cs": "using System;\n\nnamespace N{j} {{\n    public class C{i} {{\n        public int M(int x) {{ return x + {i}; }}\n    }}\n}}\n",
-    "rb": "require_relative 'm{k}'\n\nmodule M{j}\n  class C{i}\n    def m(x)\n      x + {i}\n    end\n  end\nend\n",
-}
-
-
-# One more definition of realistic size per language, repeated to make files of source-like
-# size (the median source file of a real repository is a few KB; the one-liners above are
-# ~120 bytes and measure per-file overhead rather than parsing).
-UNITS = {
-    "py": '\n\nclass Handler{i}x{u}(Base):\n    """Handle request kind {u} of module {i}."""\n\n    def __init__(self, registry, limit={u}):\n        self.registry = registry\n        self.limit = limit\n\n    def handle(self, request):\n        items = [x for x in request.items if x.size < self.limit]\n        if not items:\n            return None\n        return self.registry.lookup(items[0].name, default=mod{k}.f{k})\n\n\ndef process_{u}(values, scale=2):\n    total = 0\n    for value in values:\n        total += value * scale\n    return total\n',
-    "js": "\nexport class Handler{u} {{\n  constructor(registry) {{\n    this.registry = registry;\n    this.limit = {u};\n  }}\n  handle(request) {{\n    const items = request.items.filter((x) => x.size < this.limit);\n    return items.length ? this.registry.lookup(items[0].name) : f{k}(null);\n  }}\n}}\n\nexport function process{u}(values, scale = 2) {{\n  let total = 0;\n  for (const value of values) total += value * scale;\n  return total;\n}}\n",
-    "ts": "\nexport class Handler{u} implements I{i} {{\n  x = {u};\n  constructor(private readonly registry: Map<string, number>) {{}}\n  handle(names: string[]): number {{\n    const found = names.filter((n) => this.registry.has(n));\n    return found.length ? this.registry.get(found[0]) ?? 0 : f{k}(this.x);\n  }}\n}}\n\nexport function process{u}(values: number[], scale = 2): number {{\n  return values.reduce((total, value) => total + value * scale, 0);\n}}\n",
-    "go": "\n// Handler{u} handles request kind {u}.\ntype Handler{u} struct {{\n\tLimit    int\n\tRegistry map[string]int\n}}\n\nfunc (h *Handler{u}) Handle(names []string) int {{\n\ttotal := 0\n\tfor _, name := range names {{\n\t\tif v, ok := h.Registry[name]; ok && v < h.Limit {{\n\t\t\ttotal += v\n\t\t}}\n\t}}\n\treturn total\n}}\n\nfunc Process{u}(values []int, scale int) int {{\n\tfmt.Println(len(values))\n\treturn len(values) * scale\n}}\n",
-    "rs": "\n/// Handles request kind {u}.\npub struct Handler{u} {{\n    limit: usize,\n    names: Vec<String>,\n}}\n\nimpl Handler{u} {{\n    pub fn new(limit: usize) -> Self {{\n        Self {{ limit, names: Vec::new() }}\n    }}\n\n    pub fn handle(&self, request: &[String]) -> usize {{\n        request.iter().filter(|n| n.len() < self.limit).count() + self.names.len()\n    }}\n}}\n\npub fn process_{u}(values: &[i64], scale: i64) -> i64 {{\n    values.iter().map(|v| v * scale).sum()\n}}\n",
-    "java": "\n    /** Handles request kind {u}. */\n    public static final class Handler{u} {{\n        private final java.util.Map<String, Integer> registry;\n        private final int limit = {u};\n\n        public Handler{u}(java.util.Map<String, Integer> registry) {{\n            this.registry = registry;\n        }}\n\n        public int handle(List<String> names) {{\n            int total = 0;\n            for (String name : names) {{\n                total += registry.getOrDefault(name, limit);\n            }}\n            return total;\n        }}\n    }}\n",
-    "c": "\n/* Handles request kind {u}. */\nstruct handler_{u} {{\n    int limit;\n    const char **names;\n}};\n\nint handler_{u}_handle(const struct handler_{u} *h, const char **names, int n) {{\n    int total = 0;\n    for (int i = 0; i < n; i++) {{\n        if (names[i] && h->limit > i) {{\n            total += i;\n        }}\n    }}\n    return total + f{k}(n);\n}}\n",
-    "cpp": "\nnamespace h{u} {{\n/// Handles request kind {u}.\nclass Handler {{\n public:\n  explicit Handler(int limit) : limit_(limit) {{}}\n  int handle(const std::vector<std::string>& names) const {{\n    int total = 0;\n    for (const auto& name : names) {{\n      if (static_cast<int>(name.size()) < limit_) total += 1;\n    }}\n    return total;\n  }}\n\n private:\n  int limit_;\n}};\n}}  // namespace h{u}\n",
-    "cs": "\n    /// <summary>Handles request kind {u}.</summary>\n    public sealed class Handler{u}\n    {{\n        private readonly int _limit = {u};\n\n        public int Handle(string[] names)\n        {{\n            var total = 0;\n            foreach (var name in names)\n            {{\n                if (name.Length < _limit) total += name.Length;\n            }}\n            return total;\n        }}\n\n        public static int Process(int[] values, int scale) => values.Length * scale;\n    }}\n",
-    "rb": "\n  # Handles request kind {u}.\n  class Handler{u}\n    def initialize(registry, limit = {u})\n      @registry = registry\n      @limit = limit\n    end\n\n    def handle(request)\n      items = request.items.select {{ |x| x.size < @limit }}\n      return nil if items.empty?\n\n      @registry.lookup(items.first.name)\n    end\n  end\n",
-}
-# Where the units go: appended, or before this closing text of the file's template.
-_CLOSERS = {"java": "}\n", "cpp": "}\n", "cs": "    }\n}\n", "rb": "  end\nend\n"}
-
-
-def generate(root: Path, count: int, exts: list[str], units: tuple[int, int] | None = None) -> None:
-    """Write ``count`` files cycling through ``exts``.
-
-    ``units``: how many extra realistic definitions per file (a random number in the range);
-    ``None`` keeps the one-line-per-definition files of ~120 bytes.
-    """
-    rng = random.Random(11)
-    for i in range(count):
-        ext = exts[i % len(exts)]
-        j, k = i % 50, rng.randrange(count)
-        directory = root / f"d{j}"
-        directory.mkdir(parents=True, exist_ok=True)
-        stem = f"mod{i}" if ext == "py" else f"m{i}"
-        text = TEMPLATES[ext].format(i=i, j=j, k=k)
-        if units is not None:
-            body = "".join(UNITS[ext].format(i=i, k=k, u=u) for u in range(rng.randint(*units)))
-            closer = _CLOSERS.get(ext)
-            if closer and text.endswith(closer):
-                text = text[: -len(closer)] + body + closer
-            else:
-                text += body
-        (directory / f"{stem}.{ext}").write_text(text)
-    for j in range(50):
-        (root / f"d{j}" / "__init__.py").write_text("")
-
-
-STAGES = ("parse", "outline query", "outline")
-
-
-def _parse_stage(stage: str, paths: list[str]) -> int:
-    """Run the first steps of the per-file work over ``paths``; return the bytes read.
-
-    ``parse`` is the limit: a bare tree-sitter parse. ``outline query`` adds running the
-    outline query over the tree (its matches consumed, nothing built), as the indexer runs
-    it; ``outline`` is the indexer's whole outline step (query, symbols, imports and the
-    lexed references) without reading stat, blob id, token count or storing.
-    """
-    import importlib
-
-    import tree_sitter
-
-    # the same grammar wheels and queries the indexer uses
-    from repocontext.index.parsing import parser as ts
-
-    parsers: dict[str, tree_sitter.Parser] = {}
-    total = 0
-    for path in paths:
-        if language_for(path) is None:
-            continue
-        data = Path(path).read_bytes()
-        language = content_language(path, data)  # the grammar the indexer picks (.h: C or C++)
-        assert language is not None
-        if stage == "outline":
-            ts.parse_outline(language, data, path)
-        elif stage == "outline query":
-            source = ts._without_class_macros(data) if language == "cpp" else data
-            tree = ts._parser(language).parse(source)
-            matches = tree_sitter.QueryCursor(ts._grammar(language).outline)
-            for _ in matches.matches(tree.root_node, ts._predicate):
-                pass
-        else:
-            if language not in parsers:
-                module, function = ts._GRAMMARS[language]
-                grammar = tree_sitter.Language(getattr(importlib.import_module(module), function)())
-                parsers[language] = tree_sitter.Parser(grammar)
-            parsers[language].parse(data)
-        total += len(data)
-    return total
-
-
-def bare_parse_limit(root: Path, stage: str = "parse") -> tuple[float, int, int, float]:
-    """The limit's MB/s, parsed files and bytes, and the CPU seconds of its two workers.
-
-    ``stage``: one of :data:`STAGES`, run the same way (the limit is ``parse``).
-    """
-    files = [str(root / e.path) for e in walk(root).entries if language_for(e.path)]
-    chunks = [files[i : i + 64] for i in range(0, len(files), 64)]
-    cpu_before = children_cpu_s()
-    start = time.perf_counter()
-    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:
-        total = sum(pool.map(partial(_parse_stage, stage), chunks))
-    elapsed = time.perf_counter() - start
-    return total / elapsed / 1e6, len(files), total, children_cpu_s() - cpu_before
-
-
-def extract_only(root: Path) -> tuple[float, float]:
-    """The per-file work alone: wall and CPU seconds of the job's worker function over every
-    file, with two parser processes as the job starts them, results sent back and dropped.
-
-    What the cold bootstrap would take if its main process (file nodes, content, projections,
-    the store) cost nothing: the ceiling of ``cold/limit`` for this design.
-    """
-    entries = walk(root).entries
-    chunks = [entries[i : i + CHUNK] for i in range(0, len(entries), CHUNK)]
-    cpu_before = children_cpu_s()
-    start = time.perf_counter()
-    context = get_context("spawn")
-    with ProcessPoolExecutor(2, mp_context=context, initializer=worker_started) as pool:
-        work = partial(extract_many, str(root), skip_binary=True)
-        received = sum(len(chunk) for chunk in pool.map(work, chunks))  # unpickled, dropped
-    elapsed = time.perf_counter() - start
-    if received != len(entries):
-        raise RuntimeError(f"extract only: {received} results for {len(entries)} files")
-    return elapsed, children_cpu_s() - cpu_before
-
-
-def children_cpu_s() -> float:
-    """User + system CPU seconds of this process's waited-for children so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def phase_costs(root: str, sample: int, rounds: int = 3) -> dict[str, float]:
-    """CPU seconds of each step of the per-file work, in one process, over a sample of files.
-
-    Run in a spawned process (a clean interpreter, as a parser worker is). ``extract`` is the
-    whole per-file function the workers run; the steps before it are its main parts. Each
-    step runs ``rounds`` times, interleaved with the others, and its cheapest run counts.
-    """
-    import pickle
-
-    from tree_sitter import QueryCursor
-
-    from repocontext.index.files.extract import extract_file
-    from repocontext.index.parsing import parser as ts
-    from repocontext.index.parsing._lexer import identifiers
-    from repocontext.tokens import count_tokens
-
-    entries = [e for e in walk(Path(root)).entries if language_for(e.path) and not e.oversized]
-    random.Random(5).shuffle(entries)
-    entries = entries[:sample]
-    read = [(e, (Path(root) / e.path).read_bytes()) for e in entries]
-    files = [(e, str(content_language(e.path, data)), data) for e, data in read]
-    for _, language, _ in files:
-        ts._parser(language)  # grammars and queries loaded before timing
-    trees = [(ts._parser(language).parse(data), language) for _, language, data in files]
-    texts = [data.decode("utf-8", "replace") for _, _, data in files]
-
-    results: list[object] = []
-    steps: dict[str, Callable[[], object]] = {
-        "parse": lambda: [ts._parser(lang).parse(data) for _, lang, data in files],
-        "outline query": lambda: [
-            list(QueryCursor(ts._grammar(lang).outline).matches(tree.root_node))
-            for tree, lang in trees
-        ],
-        "lexing (references)": lambda: [identifiers(d, lang) for _, lang, d in files],
-        "token count": lambda: [count_tokens(text) for text in texts],
-        "extract (all of it)": lambda: results.extend(extract_file(root, e) for e, _, _ in files),
-        "pickle to the main process": lambda: pickle.loads(pickle.dumps(results)),
-    }
-    costs = {"files": float(len(files)), "mb": sum(len(d) for _, _, d in files) / 1e6}
-    for _ in range(rounds):  # interleaved rounds, the cheapest of each step counts
-        results.clear()
-        for name, step in steps.items():
-            start = time.process_time()
-            step()
-            costs[name] = min(costs.get(name, float("inf")), time.process_time() - start)
-    return costs
 
 
 def cold_in_process(

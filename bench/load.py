@@ -293,7 +293,7 @@ def settle(server: psutil.Process, patience: float) -> float:
 
 def start_server(work: Path, files: int) -> tuple[subprocess.Popen[bytes], str, float]:
     """Generate the repository and start the server on it; return it, its URL and its start time."""
-    from index import TEMPLATES, generate
+    from _corpus import TEMPLATES, generate
 
     repo = work / "ws" / "polyglot"
     generate(repo, files, list(TEMPLATES), units=(2, UNITS))

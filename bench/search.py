@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _corpus import TEMPLATES, generate  # noqa: E402
 from _docs import write_section  # noqa: E402
-from index import TEMPLATES, generate  # noqa: E402
 
 from repocontext.pack.request import ContextRequest  # noqa: E402
 from repocontext.search.embed import load_embedder  # noqa: E402
