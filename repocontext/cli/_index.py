@@ -31,7 +31,7 @@ from repocontext.wire import (
     IndexStatusResult,
     OutlineResult,
     RelatedResult,
-    WireResult,
+    WireModel,
 )
 from repocontext.workspace import Workspace
 
@@ -260,7 +260,7 @@ def emit(value: Any, as_json: bool, text: Any) -> None:
         typer.echo(text(_plain(value)))
 
 
-def emit_wire(result: WireResult, as_json: bool, text: Callable[[dict[str, Any]], str]) -> None:
+def emit_wire(result: WireModel, as_json: bool, text: Callable[[dict[str, Any]], str]) -> None:
     """Print a tool result: its wire JSON (what the MCP tool sends), or rendered by ``text``.
 
     ``text`` receives the same camelCase object.
@@ -271,7 +271,7 @@ def emit_wire(result: WireResult, as_json: bool, text: Callable[[dict[str, Any]]
         typer.echo(text(result.wire()))
 
 
-def print_wire(result: WireResult) -> None:
+def print_wire(result: WireModel) -> None:
     """Print a tool result's wire JSON: the object the MCP tool sends as structured content."""
     typer.echo(json.dumps(result.wire(), indent=2))
 

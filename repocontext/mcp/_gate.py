@@ -100,9 +100,9 @@ def compact(result: R) -> R | CallToolResult:
     size); here the text is the structured content itself, compact, as ``context`` sends it.
     Anything else (an already built result) passes through.
     """
-    if not isinstance(result, BaseModel) or isinstance(result, CallToolResult):
+    if not isinstance(result, WireModel):
         return result
-    structured = result.model_dump(mode="json", by_alias=True)
+    structured = result.wire()
     text = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=structured

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from repocontext.index import MAX_RELATED_PAGE, RELATED_PAGE, WalkOptions
@@ -17,7 +17,6 @@ from repocontext.mcp._params import (
     Text,
     WorkspacePath,
 )
-from repocontext.mcp.retrieval import sent
 from repocontext.wire import (
     ChangedResult,
     IndexStatusResult,
@@ -117,14 +116,14 @@ def _bootstrap(workspace: Workspace) -> ToolSpec:
 
 def _index_status(workspace: Workspace) -> ToolSpec:
     @map_errors
-    def repocontext_index_status(repoId: RepoId) -> Annotated[CallToolResult, IndexStatusResult]:
+    def repocontext_index_status(repoId: RepoId) -> IndexStatusResult:
         """Report the last or current index run of a repository.
 
         `status`: `none`, `running`, `completed` or `failed` (with `error{code, message}`;
         `index.interrupted` when the indexing process died). `issues` lists up to 50
         skipped paths with the reason. Unknown repoId: `repo.not_found`.
         """
-        return sent(IndexStatusResult.of(workspace.index_status(repoId)))
+        return IndexStatusResult.of(workspace.index_status(repoId))
 
     return ToolSpec("repocontext_index_status", repocontext_index_status, "Index status", READ_ONLY)
 
@@ -137,7 +136,7 @@ def _outline(workspace: Workspace) -> ToolSpec:
         maxSymbols: Annotated[
             int, Field(ge=1, le=MAX_OUTLINE_SYMBOLS, description="At most this many symbols.")
         ] = DEFAULT_OUTLINE_SYMBOLS,
-    ) -> Annotated[CallToolResult, OutlineResult]:
+    ) -> OutlineResult:
         """Return a file's outline from the index, without reading the file.
 
         Lines are 1-based inclusive; `tokenCount` is the whole file's (o200k). `syntaxErrors`:
@@ -146,7 +145,7 @@ def _outline(workspace: Workspace) -> ToolSpec:
         `maxSymbols` symbols: the first ones depth-first, `truncated` true.
         """
         view = workspace.outline(repoId, path, max_symbols=maxSymbols)
-        return sent(OutlineResult.of(view))
+        return OutlineResult.of(view)
 
     return ToolSpec("repocontext_outline", repocontext_outline, "File outline", READ_ONLY)
 
@@ -160,7 +159,7 @@ def _related(workspace: Workspace) -> ToolSpec:
         limit: Annotated[
             int, Field(ge=1, le=MAX_RELATED_PAGE, description="Items per list.")
         ] = RELATED_PAGE,
-    ) -> Annotated[CallToolResult, RelatedResult]:
+    ) -> RelatedResult:
         """Return what a file imports and references, who depends on it, which tests cover it.
 
         Each of `imports`, `references`, `dependents`, `coveringTests` is a list of
@@ -169,7 +168,7 @@ def _related(workspace: Workspace) -> ToolSpec:
         says one holds more: call again with `offset` = `nextOffset`.
         """
         view = workspace.related(repoId, path, offset=offset, limit=limit)
-        return sent(RelatedResult.of(view))
+        return RelatedResult.of(view)
 
     return ToolSpec("repocontext_related", repocontext_related, "Related files", READ_ONLY)
 
@@ -181,13 +180,13 @@ def _changed(workspace: Workspace) -> ToolSpec:
         path: Annotated[
             OptionalRelPath, Field(description="Limit to this file or directory.")
         ] = None,
-    ) -> Annotated[CallToolResult, ChangedResult]:
+    ) -> ChangedResult:
         """Compare the working tree with the index: what was added, updated, removed.
 
         Stat first, then git blob id; nothing is written. `impacted`: dependents and
         covering tests of the changes, with the reason. `path` narrows the check to a file
         or directory of the repository.
         """
-        return sent(ChangedResult.of(workspace.changed(repoId, path)))
+        return ChangedResult.of(workspace.changed(repoId, path))
 
     return ToolSpec("repocontext_changed", repocontext_changed, "Drift since indexing", READ_ONLY)

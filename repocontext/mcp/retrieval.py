@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
@@ -18,18 +18,16 @@ from repocontext.pack import (
     MIN_BUDGET,
     MIN_TOP,
     ContextRequest,
-    wire_json,
 )
 from repocontext.search import DEFAULT_K, MAX_K, MIN_K, SearchRequest
 from repocontext.wire import (
     ContextResultWire,
     SearchResultWire,
     StatsResultWire,
-    WireResult,
 )
 from repocontext.workspace import Workspace
 
-__all__ = ["retrieval_tools", "sent"]
+__all__ = ["retrieval_tools"]
 
 MAX_SEEN: Final = 10_000
 """Receipts (or known files) one call may name."""
@@ -38,17 +36,6 @@ CONTEXT: Final = ToolAnnotations(
 )
 """Annotations of ``repocontext_context``: with a ``session`` it records what it sent (the
 session's receipts, 6 h); without one it writes nothing."""
-
-
-def sent(result: WireResult) -> CallToolResult:
-    """A tool result: the wire object as structured content, and as compact JSON text.
-
-    (The SDK renders a returned model's text indented: about 1.4 times the tokens.)
-    """
-    wire = result.wire()
-    return CallToolResult(
-        content=[TextContent(type="text", text=wire_json(wire))], structured_content=wire
-    )
 
 
 def retrieval_tools(workspace: Workspace) -> list[ToolSpec]:
@@ -63,7 +50,7 @@ def _search(workspace: Workspace) -> ToolSpec:
         query: Annotated[Text, Field(description="What you look for, in words or identifiers.")],
         k: Annotated[int, Field(ge=MIN_K, le=MAX_K, description="Hits to return.")] = DEFAULT_K,
         scope: Annotated[Id, Field(description="code, memory or all (unknown: code).")] = "code",
-    ) -> Annotated[CallToolResult, SearchResultWire]:
+    ) -> SearchResultWire:
         """Find the files of a repository that match a query, each with why it matched.
 
         `reasons`: path-name-match, symbol:<fq name>, content-match, semantic,
@@ -71,7 +58,7 @@ def _search(workspace: Workspace) -> ToolSpec:
         `retrievalPath` say how it was answered (keyword-only until vectors are ready).
         """
         request = SearchRequest.of(repoId, query, k, scope)
-        return sent(SearchResultWire.of(workspace.search(request)))
+        return SearchResultWire.of(workspace.search(request))
 
     return ToolSpec("repocontext_search", repocontext_search, "Search code", READ_ONLY)
 
@@ -102,7 +89,7 @@ def _context(workspace: Workspace) -> ToolSpec:
         session: Annotated[
             Name | None, Field(description="Session id: receipts are remembered for 6 h.")
         ] = None,
-    ) -> Annotated[CallToolResult, ContextResultWire]:
+    ) -> ContextResultWire:
         """Get the code relevant to a task, packed under an exact token budget.
 
         The response never costs more than `budgetTokens` (its JSON, counted as sent, in
@@ -122,7 +109,7 @@ def _context(workspace: Workspace) -> ToolSpec:
             known=known,
             session=session,
         )
-        return sent(ContextResultWire.of(workspace.context(request)))
+        return ContextResultWire.of(workspace.context(request))
 
     return ToolSpec("repocontext_context", repocontext_context, "Context bundle", CONTEXT)
 
@@ -134,13 +121,13 @@ def _stats(workspace: Workspace) -> ToolSpec:
             float | None,
             Field(ge=1, le=MAX_WINDOW_S, description="Window in seconds (default 3600)."),
         ] = None,
-    ) -> Annotated[CallToolResult, StatsResultWire]:
+    ) -> StatsResultWire:
         """Token economics of the context bundles this server sent in a recent window.
 
         `readsReplacedTokens` is what reading the delivered files whole would have cost;
         `netSavedTokens` = readsReplacedTokens - responseTokens (negative when bundles cost
         more than the reads they replaced).
         """
-        return sent(StatsResultWire.of(workspace.usage(windowSeconds)))
+        return StatsResultWire.of(workspace.usage(windowSeconds))
 
     return ToolSpec("repocontext_stats", repocontext_stats, "Token stats", READ_ONLY)

@@ -6,7 +6,7 @@ and the CLI all render through them, so the three send the same objects. Domain 
 imports this package; adapters never build a wire dict by hand.
 """
 
-from repocontext.wire._base import WireModel, WireResult
+from repocontext.wire._base import WireModel
 from repocontext.wire.claims import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
 from repocontext.wire.entries import EntryClaimResult, EntryResult, ScanResult, StaleLinkResult
 from repocontext.wire.memory import (
@@ -86,5 +86,4 @@ __all__ = [
     "TopicCount",
     "TopicsResult",
     "WireModel",
-    "WireResult",
 ]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from repocontext.pack import Page
 from repocontext.search import RepoMap, RepoMapEntry
-from repocontext.wire._base import WireResult
+from repocontext.wire._base import WireModel
 
 __all__ = ["ReadResult", "RepoMapEntryResult", "RepoMapResult"]
 
 
-class ReadResult(WireResult):
+class ReadResult(WireModel):
     """Result of ``repocontext_read``."""
 
     path: str
@@ -41,7 +41,7 @@ class ReadResult(WireResult):
         )
 
 
-class RepoMapEntryResult(WireResult):
+class RepoMapEntryResult(WireModel):
     """One file of a map."""
 
     path: str
@@ -53,7 +53,7 @@ class RepoMapEntryResult(WireResult):
         return cls(path=entry.path, symbols=list(entry.symbols))
 
 
-class RepoMapResult(WireResult):
+class RepoMapResult(WireModel):
     """Result of ``repocontext_map``."""
 
     repo_id: str

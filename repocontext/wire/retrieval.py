@@ -1,6 +1,6 @@
 """The wire form of retrieval results: search, context, stats, outline, related, changed, status.
 
-Each model is built from a typed value with ``of(...)``, and :meth:`WireResult.wire` gives the
+Each model is built from a typed value with ``of(...)``, and :meth:`WireModel.wire` gives the
 JSON object the MCP tool sends as structured content (the CLI's ``--json`` prints the same;
 the HTTP app serves ``/stats`` from :class:`StatsResultWire`). Fields that are absent on the
 wire when unset (``children``, ``names``, ``expiresAt``, a context bundle's optional parts) are
@@ -21,7 +21,7 @@ from repocontext.index.service import OutlineView, RelatedView
 from repocontext.pack.model import Bundle, BundleEntry, BundleUnit, ReusedItem
 from repocontext.pack.stats import CallStats
 from repocontext.search.hits import FileEntry, Freshness, NoteEntry, SearchHit, SearchResult
-from repocontext.wire._base import WireResult
+from repocontext.wire._base import WireModel
 
 __all__ = [
     "BundleEntryWire",
@@ -41,11 +41,10 @@ __all__ = [
     "SearchResultWire",
     "StatsResultWire",
     "SymbolResult",
-    "WireResult",
 ]
 
 
-class _Sparse(WireResult):
+class _Sparse(WireModel):
     """A wire model whose :attr:`sparse` fields are left out when unset (``None``)."""
 
     sparse: ClassVar[frozenset[str]] = frozenset()
@@ -67,7 +66,7 @@ class _Sparse(WireResult):
 # -- search ----------------------------------------------------------------------------------
 
 
-class FileEntryWire(WireResult):
+class FileEntryWire(WireModel):
     """What a code hit says about its file."""
 
     kind: Literal["file"] = "file"
@@ -113,7 +112,7 @@ class NoteEntryWire(_Sparse):
         )
 
 
-class SearchHitWire(WireResult):
+class SearchHitWire(WireModel):
     """One hit of ``repocontext_search``."""
 
     key: str
@@ -139,7 +138,7 @@ class SearchHitWire(WireResult):
         )
 
 
-class FreshnessWire(WireResult):
+class FreshnessWire(WireModel):
     """How current the index behind a search answer is."""
 
     indexed_at: str | None
@@ -160,7 +159,7 @@ class FreshnessWire(WireResult):
         )
 
 
-class SearchResultWire(WireResult):
+class SearchResultWire(WireModel):
     """Result of ``repocontext_search``."""
 
     mode: str
@@ -182,7 +181,7 @@ class SearchResultWire(WireResult):
 # -- context ---------------------------------------------------------------------------------
 
 
-class BundleUnitWire(WireResult):
+class BundleUnitWire(WireModel):
     """One delivered unit of a bundle entry."""
 
     receipt: str
@@ -205,7 +204,7 @@ class BundleUnitWire(WireResult):
         )
 
 
-class BundleEntryWire(WireResult):
+class BundleEntryWire(WireModel):
     """One entry of a context bundle."""
 
     path: str
@@ -232,7 +231,7 @@ class BundleEntryWire(WireResult):
         )
 
 
-class ReusedWire(WireResult):
+class ReusedWire(WireModel):
     """Something a bundle did not send again."""
 
     path: str
@@ -248,7 +247,7 @@ class ReusedWire(WireResult):
         )
 
 
-class ContextResultWire(WireResult):
+class ContextResultWire(WireModel):
     """Result of ``repocontext_context`` (see TOOLS.md); unset optional parts are left out.
 
     The field order is the order the bundle's cost was counted in
@@ -291,7 +290,7 @@ class ContextResultWire(WireResult):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-class StatsResultWire(WireResult):
+class StatsResultWire(WireModel):
     """Result of ``repocontext_stats`` (and of the HTTP app's ``/stats``)."""
 
     calls: int
@@ -315,7 +314,7 @@ class StatsResultWire(WireResult):
 # -- index views -----------------------------------------------------------------------------
 
 
-class IndexStatusResult(WireResult):
+class IndexStatusResult(WireModel):
     """Result of ``repocontext_index_status`` and ``repocontext_bootstrap``."""
 
     repo_id: str
@@ -362,7 +361,7 @@ class SymbolResult(_Sparse):
         )
 
 
-class OutlineResult(WireResult):
+class OutlineResult(WireModel):
     """Result of ``repocontext_outline``."""
 
     exists: bool
@@ -402,7 +401,7 @@ class LinkResult(_Sparse):
         return cls(path=link.path, reason=link.reason, names=list(link.names) or None)
 
 
-class RelatedResult(WireResult):
+class RelatedResult(WireModel):
     """Result of ``repocontext_related``."""
 
     exists: bool
@@ -427,14 +426,14 @@ class RelatedResult(WireResult):
         )
 
 
-class ImpactedEntry(WireResult):
+class ImpactedEntry(WireModel):
     """One impacted file."""
 
     path: str
     reason: str
 
 
-class ChangedResult(WireResult):
+class ChangedResult(WireModel):
     """Result of ``repocontext_changed``."""
 
     added: list[str]

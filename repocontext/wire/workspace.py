@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from repocontext.index import IndexReset, RepoRemoval
-from repocontext.wire._base import WireResult
+from repocontext.wire._base import WireModel
 from repocontext.workspace import HealthReport, RepoInfo, RepositoryHealth, RetrievalPhase, Verdict
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-class RepositoryResult(WireResult):
+class RepositoryResult(WireModel):
     """Retrieval health of one repository."""
 
     verdict: Verdict
@@ -46,7 +46,7 @@ class RepositoryResult(WireResult):
         )
 
 
-class HealthResult(WireResult):
+class HealthResult(WireModel):
     """Result of ``repocontext_health``."""
 
     available: bool
@@ -71,7 +71,7 @@ class HealthResult(WireResult):
         )
 
 
-class RepoEntry(WireResult):
+class RepoEntry(WireModel):
     """One registered repository."""
 
     repo_id: str
@@ -94,7 +94,7 @@ class RepoEntry(WireResult):
         )
 
 
-class ListReposResult(WireResult):
+class ListReposResult(WireModel):
     """Result of ``repocontext_list_repos``."""
 
     repos: list[RepoEntry]
@@ -105,7 +105,7 @@ class ListReposResult(WireResult):
         return cls(repos=[RepoEntry.of(info) for info in repos])
 
 
-class RemoveRepoResult(WireResult):
+class RemoveRepoResult(WireModel):
     """Result of ``repocontext_remove_repo``."""
 
     repo_id: str
@@ -126,7 +126,7 @@ class RemoveRepoResult(WireResult):
         )
 
 
-class ResetIndexResult(WireResult):
+class ResetIndexResult(WireModel):
     """Result of ``repocontext_reset_index``."""
 
     repo_id: str
