@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
@@ -10,8 +9,15 @@ import typer
 from repocontext import claims as domain
 from repocontext.arguments import checked_range
 from repocontext.claims import MAX_WAIT_SECONDS as MAX_WAIT
-from repocontext.cli._index import DataDir, JsonOption, RepoIdOption, open_workspace, pick_repo
-from repocontext.wire import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult, WireModel
+from repocontext.cli._index import (
+    DataDir,
+    JsonOption,
+    RepoIdOption,
+    open_workspace,
+    pick_repo,
+    show_wire,
+)
+from repocontext.wire import ClaimResult, ClaimStatusResult, ReleaseResult, RenewResult
 
 __all__ = ["register"]
 
@@ -41,7 +47,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             if wait is not None:
                 checked_range("wait", wait, 0, MAX_WAIT)
             result = workspace.claim(key, owner, lease_seconds=lease, max_wait_seconds=wait)
-            _show(ClaimResult.of(result), as_json, _claim_text(result))
+            show_wire(ClaimResult.of(result), as_json, _claim_text(result))
 
     @claims.command(name="next")
     def claim_next(
@@ -57,7 +63,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             result = workspace.claim_next(
                 pick_repo(workspace, repo_id), topic, owner, lease_seconds=lease
             )
-            _show(ClaimResult.of(result), as_json, _claim_text(result))
+            show_wire(ClaimResult.of(result), as_json, _claim_text(result))
 
     @claims.command()
     def renew(
@@ -71,7 +77,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             renewed = workspace.renew_claim(key, token, lease_seconds=lease)
             text = _outcome_text(key, "granted", renewed.granted, renewed.reason)
-            _show(RenewResult.of(renewed), as_json, text)
+            show_wire(RenewResult.of(renewed), as_json, text)
 
     @claims.command()
     def release(
@@ -84,21 +90,14 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             released = workspace.release_claim(key, token)
             text = _outcome_text(key, "released", released.released, released.reason)
-            _show(ReleaseResult.of(released), as_json, text)
+            show_wire(ReleaseResult.of(released), as_json, text)
 
     @claims.command()
     def status(key: KeyArgument, data_dir: DataDir = None, as_json: JsonOption = False) -> None:
         """Show who holds an entry (advisory)."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             found = workspace.claim_status(key)
-            _show(ClaimStatusResult.of(found), as_json, _status_text(found))
-
-
-def _show(wire: WireModel, as_json: bool, text: str) -> None:
-    """Print the wire form (as the MCP tool's structured content) or the text form."""
-    typer.echo(
-        json.dumps(wire.model_dump(mode="json", by_alias=True), indent=2) if as_json else text
-    )
+            show_wire(ClaimStatusResult.of(found), as_json, _status_text(found))
 
 
 def _claim_text(result: domain.ClaimResult) -> str:

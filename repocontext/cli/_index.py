@@ -271,6 +271,14 @@ def emit_wire(result: WireModel, as_json: bool, text: Callable[[dict[str, Any]],
         typer.echo(text(result.wire()))
 
 
+def show_wire(result: WireModel, as_json: bool, text: str) -> None:
+    """Print a tool result's wire JSON, or ``text`` (already rendered from the typed value)."""
+    if as_json:
+        print_wire(result)
+    else:
+        typer.echo(text)
+
+
 def print_wire(result: WireModel) -> None:
     """Print a tool result's wire JSON: the object the MCP tool sends as structured content."""
     typer.echo(json.dumps(result.wire(), indent=2))

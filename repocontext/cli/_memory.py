@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
 from repocontext.arguments import checked_range
-from repocontext.cli._index import DataDir, JsonOption, RepoIdOption, open_workspace, pick_repo
+from repocontext.cli._index import (
+    DataDir,
+    JsonOption,
+    RepoIdOption,
+    open_workspace,
+    pick_repo,
+    show_wire,
+)
 from repocontext.errors import InvalidInputError
 from repocontext.memory import MAX_DEPTH, MAX_NODES, MemoryEntry, Neighbors
 from repocontext.store import Value
-from repocontext.wire import EntryResult, ForgetResult, NeighborsResult, TopicsResult, WireModel
+from repocontext.wire import EntryResult, ForgetResult, NeighborsResult, TopicsResult
 
 __all__ = ["register"]
 
@@ -66,7 +72,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 ttl_seconds=ttl,
                 fencing_token=fencing_token,
             )
-            _show(EntryResult.of(view), as_json, _entry_text(view))
+            show_wire(EntryResult.of(view), as_json, _entry_text(view))
 
     @memory.command()
     def recall(
@@ -77,7 +83,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """Show one memory entry, with its links and whether they are stale."""
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             view = workspace.recall_note(key)
-            _show(EntryResult.of(view), as_json, _entry_text(view))
+            show_wire(EntryResult.of(view), as_json, _entry_text(view))
 
     @memory.command()
     def update(
@@ -114,7 +120,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 ttl_seconds=ttl,
                 fencing_token=fencing_token,
             )
-            _show(EntryResult.of(view), as_json, _entry_text(view))
+            show_wire(EntryResult.of(view), as_json, _entry_text(view))
 
     @memory.command()
     def forget(
@@ -132,7 +138,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 key, lapse=lapse is not None, lapse_seconds=lapse, fencing_token=fencing_token
             )
             text = f"{result.key}: forgotten={result.forgotten}"
-            _show(ForgetResult.of(result), as_json, text)
+            show_wire(ForgetResult.of(result), as_json, text)
 
     @memory.command()
     def topics(
@@ -144,7 +150,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             found = workspace.list_topics(pick_repo(workspace, repo_id))
             text = "\n".join(f"{t.topic}\t{t.count}" for t in found) or "(no topics)"
-            _show(TopicsResult.of(found), as_json, text)
+            show_wire(TopicsResult.of(found), as_json, text)
 
     @memory.command()
     def neighbors(
@@ -160,7 +166,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             checked_range("depth", depth, 1, MAX_DEPTH)
             checked_range("max-nodes", max_nodes, 1, MAX_NODES)
             result = workspace.neighbors(key, relation=relation, depth=depth, max_nodes=max_nodes)
-            _show(NeighborsResult.of(result), as_json, _neighbors_text(result))
+            show_wire(NeighborsResult.of(result), as_json, _neighbors_text(result))
 
 
 def _links(values: list[str] | None) -> dict[str, list[str]] | None:
@@ -175,13 +181,6 @@ def _links(values: list[str] | None) -> dict[str, list[str]] | None:
             )
         links.setdefault(relation, []).append(key)
     return links
-
-
-def _show(wire: WireModel, as_json: bool, text: str) -> None:
-    """Print the wire form (as the MCP tool's structured content) or the text form."""
-    typer.echo(
-        json.dumps(wire.model_dump(mode="json", by_alias=True), indent=2) if as_json else text
-    )
 
 
 def _entry_text(view: MemoryEntry) -> str:
