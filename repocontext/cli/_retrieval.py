@@ -69,8 +69,15 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
+        json_code: Annotated[
+            bool, typer.Option("--json-code", help="With --json: the code in the JSON too.")
+        ] = False,
     ) -> None:
-        """Build a context bundle for a task under an exact token budget."""
+        """Build a context bundle for a task under an exact token budget.
+
+        Prints the bundle's text (per unit a header line and the code), then one summary
+        line; with --json, the structured result the MCP tool sends.
+        """
         with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
             request = ContextRequest.of(
                 pick_repo(workspace, repo_id),
@@ -79,9 +86,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                 budget=budget,
                 detail=detail,
                 session=session,
+                json_code=json_code,
             )
-            wire = ContextResultWire.of(workspace.context(request)).wire()
-            typer.echo(wire_json(wire) if as_json else _context_text(wire))
+            bundle = workspace.context(request)
+            wire = ContextResultWire.of(bundle).wire()
+            typer.echo(wire_json(wire) if as_json else _context_text(bundle.text, wire))
 
     @app.command()
     def stats(
@@ -130,16 +139,11 @@ def _search_text(wire: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _context_text(wire: dict[str, Any]) -> str:
-    lines = [
-        f"{wire['detail']} bundle: {wire['responseTokens']}/{wire['budgetTokens']} tokens, "
-        f"{len(wire['entries'])} entries, {len(wire['reused'])} reused"
-        + (", truncated" if wire["truncated"] else "")
-    ]
-    for entry in wire["entries"]:
-        lines.append(
-            f"== {entry['path']} ({entry['tokenCount']} tokens) {' '.join(entry['reasons'])}"
-        )
-        if entry["content"]:
-            lines.append(entry["content"].rstrip("\n"))
-    return "\n".join(lines)
+def _context_text(text: str, wire: dict[str, Any]) -> str:
+    """The bundle's text block, then one summary line."""
+    summary = (
+        f"-- {wire['detail']} bundle: {wire['responseTokens']}/{wire['budgetTokens']} tokens, "
+        f"{len(wire['entries'])} files, {sum(len(e['units']) for e in wire['entries'])} units, "
+        f"{len(wire['reused'])} reused" + (", truncated" if wire["truncated"] else "")
+    )
+    return text + summary

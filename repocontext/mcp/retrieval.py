@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Final
 
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from repocontext.mcp._gate import READ_ONLY, ToolSpec, map_errors
@@ -89,15 +89,24 @@ def _context(workspace: Workspace) -> ToolSpec:
         session: Annotated[
             Name | None, Field(description="Session id: receipts are remembered for 6 h.")
         ] = None,
-    ) -> ContextResultWire:
+        jsonCode: Annotated[
+            bool, Field(description="Also put each entry's code in the structured result.")
+        ] = False,
+    ) -> Annotated[CallToolResult, ContextResultWire]:
         """Get the code relevant to a task, packed under an exact token budget.
 
-        The response never costs more than `budgetTokens` (its JSON, counted as sent, in
-        o200k tokens). Entries come in rank order with their reasons; `units` carry receipts:
-        pass them back in `seen` (or use the same `session`) and they are not sent again but
-        listed in `reused`. When nothing fits, `retryBudgetTokens` says what would. A budget
-        below the smallest possible answer is refused (`context.budget_too_small`, the hint
-        names the smallest budget). Writes only with `session`: its receipts, kept 6 h.
+        The text is the code: per unit a header line `path:start-end  symbol  reason` (reason:
+        whole-file, name-match, content-match, semantic, caller, callee, test, enclosing,
+        context, outline) and the lines verbatim. The structured result has the metadata:
+        entries in rank order with scores and reasons, `units` with ranges and receipts (the
+        code itself only with `jsonCode`). The response (text plus structured JSON, counted
+        as sent, in o200k tokens) never costs more than `responseBudgetTokens`; larger budgets
+        draw on more ranked files than `top`. Pass receipts back in `seen` (or use the same
+        `session`) and those units are not sent again but listed in `reused`. When nothing
+        fits, `retryBudgetTokens` says what would. A budget below the smallest possible answer
+        is refused (`context.budget_too_small`, the hint names the smallest budget). Writes
+        only with `session`: its receipts, kept 6 h. Narrow a cut answer with a more precise
+        task, or read a unit's neighbourhood with repocontext_read.
         """
         request = ContextRequest.of(
             repoId,
@@ -108,8 +117,13 @@ def _context(workspace: Workspace) -> ToolSpec:
             seen=seen,
             known=known,
             session=session,
+            json_code=jsonCode,
         )
-        return ContextResultWire.of(workspace.context(request))
+        bundle = workspace.context(request)
+        return CallToolResult(
+            content=[TextContent(type="text", text=bundle.text)],
+            structured_content=ContextResultWire.of(bundle).wire(),
+        )
 
     return ToolSpec("repocontext_context", repocontext_context, "Context bundle", CONTEXT)
 

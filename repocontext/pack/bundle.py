@@ -1,54 +1,50 @@
-"""Context bundles: the ranked files for a task, packed under an exact token budget.
+"""Context bundles: the code a task needs, packed under an exact token budget.
 
-``responseTokens`` is the cost of what the MCP client receives: the structured result plus its
-text rendering (the same JSON, compact, as the MCP specification recommends for clients that
-only read text), counted with the shared BPE counter. Packing is greedy in rank order; an
-entry that does not fit is left out (``truncated``) and smaller ones after it may still fit.
-The final response is counted exactly, with ``responseTokens`` itself inside it (a fixpoint),
-and entries are dropped from the end until it fits: ``responseTokens <= budgetTokens``
-always, and ``budgetTokens`` is the budget asked for. A budget is a hard ceiling: below the
-cost of the smallest possible response the call is refused with
-:class:`~repocontext.errors.BudgetTooSmallError`, whose ``smallest`` (and hint) names the
-smallest budget that is answered; nothing larger than asked is ever sent.
+A bundle is sent as readable code plus compact metadata (:mod:`repocontext.pack.model`):
+``responseTokens`` is the exact count of both as the MCP client receives them (the text block
+and the compact JSON of the structured content, with ``responseTokens`` itself inside it: a
+fixpoint), and never exceeds ``budgetTokens``. Below the cost of the smallest possible
+response the call is refused with :class:`~repocontext.errors.BudgetTooSmallError`, whose
+``smallest`` (and hint) names the smallest budget that is answered.
 
-The context path does each thing once: the search hits carry the file node and text they
-were ranked from, so rendering reads nothing from the store; each detail level is rendered
-(and its units counted) at most once per call, however often ``auto`` probes a retry budget.
-The store is written only for a named ``session`` (its receipts and held files).
+How the code is chosen (``slices``, and ``auto``), see docs/retrieval.md "How a bundle is
+built": the search ranks files (``top`` of them at least, more when the budget holds more
+code: :func:`files_to_rank`); every ranked file is cut into tiles by its outline
+(:mod:`.units`); tiles are scored for the task (:mod:`.scoring`); whole files and tiles are
+taken best value per token first under the budget (:mod:`.selection`), and consecutive
+chosen tiles of a file are sent as one unit. The estimate is then counted exactly and the
+choice adjusted until it fits (dropping the last picks) and fills the budget (a larger room
+when the estimate was pessimistic). ``outline`` and ``paths`` send a file's outline or its
+path only; ``auto`` answers with code whenever some fits, else outlines, else paths.
 
 Reuse (TOOLS.md "Reuse economics"): every unit carries a receipt bound to its text; ``seen``
-receipts and the receipts a ``session`` already received are not sent again, and a ``known``
-``path@hash`` suppresses a whole file only when the session recorded full-body possession of
-exactly that version. Suppressed items are listed in ``reused`` and cost nothing against the
-budget (their listing does).
-
-The values are typed (:mod:`repocontext.pack.model`: :class:`Bundle`, :class:`BundleEntry`,
-:class:`BundleUnit`, :class:`ReusedItem`); :mod:`repocontext.wire.retrieval` renders them as
-the camelCase wire form. Counting needs that form here too: :func:`bundle_form` is the one
-codec of it in the domain, and the wire module's output is tested to be the same JSON.
+receipts and the receipts a ``session`` already received are not sent again (the runs of
+tiles they name are recognised whatever the budget), and a ``known`` ``path@hash``
+suppresses a whole file only when the session recorded full-body possession of exactly that
+version. Suppressed items are listed in ``reused`` and cost nothing against the budget
+(their listing does). The store is written only for a named ``session``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Final
 
 from repocontext.errors import BudgetTooSmallError
-from repocontext.index.model import FileNode, Symbol
+from repocontext.pack.candidates import Pool, files_to_rank
 from repocontext.pack.model import (
     Bundle,
     BundleEntry,
     BundleUnit,
     ReusedItem,
-    UnitKind,
     bundle_form,
     entry_form,
+    unit_header,
     wire_json,
 )
 from repocontext.pack.request import ContextRequest, Detail
+from repocontext.pack.selection import WHOLE, Pick, choose, runs_of
 from repocontext.pack.sessions import (
     SESSION_TTL_S,
     Session,
@@ -57,10 +53,10 @@ from repocontext.pack.sessions import (
     load_session,
     record_session,
 )
-from repocontext.search.hits import SearchHit, SearchResult
+from repocontext.pack.units import receipt, short_hash
+from repocontext.search.hits import SearchResult
 from repocontext.search.service import SearchService
 from repocontext.store import Clock, Store
-from repocontext.tokens import count_tokens
 
 __all__ = [
     "SESSION_TTL_S",
@@ -72,42 +68,18 @@ __all__ = [
     "ReusedItem",
     "build_bundle",
     "bundle_form",
+    "files_to_rank",
     "pack_result",
     "receipt",
     "wire_json",
 ]
 
 Counter = Callable[[str], int]
-SMALL_FILE_TOKENS: Final = 800
-"""At ``slices`` detail a file up to this many tokens is sent whole."""
-SLICE_CONTEXT_LINES: Final = 2
-MAX_SLICE_LINES: Final = 80
-MAX_SLICES: Final = 3
-AUTO_SLICES_PER_ENTRY: Final = 600
-AUTO_OUTLINE_PER_ENTRY: Final = 120
 _NUMBERS_ROOM: Final = 16
 """Tokens kept free for the numbers filled in at the end (counts, budgets)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Rendered:
-    """One ranked file rendered: its entry (``None`` when all of it is reused) and bookkeeping."""
-
-    entry: BundleEntry | None
-    reused: tuple[ReusedItem, ...]
-    full_tokens: int = 0
-    receipts: tuple[str, ...] = ()
-    held: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    kind: UnitKind
-    key: str
-    text: str
-    start: int
-    end: int
-    symbol: str | None = None
+FILL_TARGET: Final = 0.97
+"""The packer stops adjusting its room once the response uses this share of the budget."""
+_ROUNDS: Final = 4
 
 
 class _Overflow(Exception):
@@ -118,16 +90,10 @@ class _Overflow(Exception):
         self.smallest = smallest
 
 
-def receipt(repo_id: str, path: str, content_hash: str, kind: str, unit_key: str) -> str:
-    """The receipt of one delivered unit (bound to the hash of its text)."""
-    raw = "\0".join((repo_id, path, content_hash, kind, unit_key)).encode()
-    return hashlib.sha256(raw).hexdigest()
-
-
 def build_bundle(
     store: Store, search: SearchService, clock: Clock, request: ContextRequest
 ) -> Bundle:
-    """Rank, render, suppress and pack; record the session's new holdings.
+    """Rank, choose, suppress and pack; record the session's new holdings.
 
     Raises:
         NotFoundError: The repository is not registered.
@@ -137,7 +103,7 @@ def build_bundle(
     """
     if request.session is not None:
         check_session(request.repo_id, request.session)
-    result = search.search(request.repo_id, request.task, k=request.top, scope="code")
+    result = search.search(request.repo_id, request.task, k=files_to_rank(request), scope="code")
     return pack_result(store, clock, request, result)
 
 
@@ -146,8 +112,8 @@ def pack_result(
 ) -> Bundle:
     """Pack a search result for ``request``: rendered from what its hits carry.
 
-    Nothing of the repository is read again (the hits hold their file node and text); the
-    store is read for the session's holdings and written only for a named ``session``.
+    The store is read for the session's holdings and the links of the best files (their
+    callers, callees and tests), and written only for a named ``session``.
 
     Raises:
         InvalidInputError: The session id is not usable.
@@ -157,7 +123,9 @@ def pack_result(
     if request.session is not None:
         check_session(request.repo_id, request.session)
         session = load_session(store, request.repo_id, request.session)
-    packer = _Packer(request, result, request.seen | session.receipts, session.held)
+    seen = request.seen | session.receipts
+    pool = Pool(store, request, result, seen, known_held(request.known, session.held))
+    packer = _Packer(request, result, pool)
     try:
         bundle = packer.answer(request.budget)
     except _Overflow as over:
@@ -169,52 +137,31 @@ def pack_result(
 
 
 class _Packer:
-    """The packing of one call: each detail level rendered once, packed at any budget."""
+    """The packing of one call: candidates scored once, packed at any budget."""
 
-    def __init__(
-        self,
-        request: ContextRequest,
-        result: SearchResult,
-        seen: frozenset[str],
-        held: frozenset[str],
-    ) -> None:
+    def __init__(self, request: ContextRequest, result: SearchResult, pool: Pool) -> None:
         self.request = request
         self.result = result
-        self.seen = seen
-        self.known = known_held(request.known, held)
-        self.count = _counter(request.encoding)
-        self.hits = max(1, len(result.hits))
-        self._rendered: dict[str, tuple[list[_Rendered], list[ReusedItem]]] = {}
+        self.pool = pool
+        self.count = pool.count
 
     def answer(self, budget: int) -> Bundle:
-        """The bundle at ``budget`` (with ``auto``: the detail, and a retry budget, for it).
+        """The bundle at ``budget`` (``auto``: code when some fits, else outlines, else paths).
 
         Raises:
             _Overflow: The smallest response at ``budget`` does not fit it.
         """
-        detail = _resolve_detail(self.request.detail, budget, self.hits)
-        bundle = self.packed(detail, budget)
-        retry = bundle.retry_budget_tokens
-        if self.request.detail != "auto" or retry is None:
-            return bundle
-        # The retry budget must fit the first entry at the detail auto picks for *it*.
-        for _ in range(3):
-            picked = _resolve_detail("auto", retry, self.hits)
-            if picked == detail:
-                break
-            try:
-                probe = self.packed(picked, retry)
-            except _Overflow:
-                break
-            if probe.entries or (probe.retry_budget_tokens or 0) <= retry:
-                break
-            retry = probe.retry_budget_tokens or retry
-        if retry == bundle.retry_budget_tokens:
-            return bundle
-        return _within_budget(
-            _finalize(dataclasses.replace(bundle, retry_budget_tokens=retry), self.count),
-            self.count,
-        )
+        detail = self.request.detail
+        if detail in ("paths", "outline"):
+            return self.listed(detail, budget)
+        code = self.code(budget)
+        if code.entries or detail == "slices":
+            return code
+        for fallback in ("outline", "paths"):
+            listed = self.listed(fallback, budget)
+            if listed.entries:
+                return listed
+        return code
 
     def smallest(self, guess: int) -> int:
         """The smallest budget answered, from a first ``guess`` (checked by packing at it)."""
@@ -227,168 +174,180 @@ class _Packer:
                 break
         return guess
 
-    def packed(self, detail: str, budget: int) -> Bundle:
-        """Pack the hits rendered at ``detail`` under ``budget``.
-
-        Raises:
-            _Overflow: The smallest response does not fit ``budget``.
-        """
-        candidates, reused = self._render(detail)
+    def _head(self, detail: str, budget: int) -> Bundle:
+        reused = self.pool.reused if detail == "slices" else self.pool.listed_reused(detail)
         head = Bundle(
             mode=self.result.mode,
             retrieval_path=self.result.retrieval_path,
             detail=detail,
             budget_tokens=budget,
-            reused=tuple(reused),
+            reused=reused,
             session=self.request.session or None,
+            json_code=self.request.json_code,
         )
-        return _pack(head, candidates, self.count)
+        return _fit_reused(head, self.count)
 
-    def _render(self, detail: str) -> tuple[list[_Rendered], list[ReusedItem]]:
-        if detail not in self._rendered:
-            candidates: list[_Rendered] = []
-            reused: list[ReusedItem] = []
-            for hit in self.result.hits:
-                rendered = _render(
-                    self.request.repo_id, hit, detail, self.seen, self.known, self.count
-                )
-                if rendered is not None:
-                    reused += rendered.reused
-                    if rendered.entry is not None:
-                        candidates.append(rendered)
-            self._rendered[detail] = (candidates, reused)
-        return self._rendered[detail]
+    # -- code ----------------------------------------------------------------------------
 
+    def code(self, budget: int) -> Bundle:
+        """The code bundle at ``budget``: whole files and tiles, chosen to fill it.
 
-# -- rendering -------------------------------------------------------------------------------
+        Raises:
+            _Overflow: Not even the response without code fits ``budget``.
+        """
+        head = self._head("slices", budget)
+        base = _finalize(head, self.count).response_tokens + _NUMBERS_ROOM
+        best: Bundle | None = None
+        room = budget - base
+        picks: list[Pick] = []
+        for _ in range(_ROUNDS if room > 0 else 0):
+            picks = choose(self.pool.candidates, self.pool.scored, self.pool.tokens, room)
+            bundle = self._fitted(head, picks)
+            if best is None or bundle.response_tokens > best.response_tokens:
+                best = bundle
+            used = bundle.response_tokens
+            if used >= FILL_TARGET * budget or len(bundle.entries) == len(picks) == 0:
+                break
+            room += budget - used  # the estimate was pessimistic: offer the slack
+        if best is None or not best.entries:
+            return _within_budget(self._nothing_fits(head), self.count)
+        return _within_budget(_shed_reused(best, self.count), self.count)
 
+    def _fitted(self, head: Bundle, picks: list[Pick]) -> Bundle:
+        """The bundle of ``picks``, its last picks dropped until the exact count fits."""
+        budget = head.budget_tokens
+        while True:
+            bundle = _finalize(self._assembled(head, picks), self.count)
+            over = bundle.response_tokens - budget
+            if over <= 0 or not picks:
+                return bundle
+            dropped = 0
+            while picks and dropped < over:  # drop about what is over, then count again
+                f, t = picks.pop()
+                dropped += self.pool.tokens(f, t)
 
-def _resolve_detail(detail: str, budget: int, entries: int) -> str:
-    if detail in ("paths", "outline", "slices"):
-        return detail
-    per_entry = budget / entries
-    if per_entry >= AUTO_SLICES_PER_ENTRY:
-        return "slices"
-    return "outline" if per_entry >= AUTO_OUTLINE_PER_ENTRY else "paths"
+    def _assembled(self, head: Bundle, picks: list[Pick]) -> Bundle:
+        by_file: dict[int, list[int]] = {}
+        for f, t in picks:
+            by_file.setdefault(f, []).append(t)
+        entries = [self._entry(f, by_file[f]) for f in sorted(by_file)]
+        candidates = self.pool.candidates
+        return dataclasses.replace(
+            head,
+            entries=tuple(entries),
+            total_tokens=sum(entry.token_count for entry in entries),
+            truncated=len(entries) < len(candidates) or head.reused_omitted is not None,
+            reads_replaced=sum(candidates[f].node.token_count for f in by_file),
+            delivered_receipts=tuple(u.receipt for e in entries for u in e.units),
+            held=tuple(f"{e.path}@{e.content_hash}" for e in entries if e.units[0].kind == "file"),
+        )
 
-
-def _render(
-    repo_id: str,
-    hit: SearchHit,
-    detail: str,
-    seen: Collection[str],
-    known: Mapping[str, str],
-    count: Counter,
-) -> _Rendered | None:
-    """Render one hit from the node and text it carries (nothing is read from the store)."""
-    if hit.path is None or hit.node is None:
-        return None  # a memory entry: bundles carry code
-    node, text = hit.node, hit.text
-    full_hash = _sha(text) if text is not None else None
-    if full_hash is not None and known.get(hit.path) == full_hash:
-        return _Rendered(None, (ReusedItem(hit.path, "file", content_hash=full_hash),))
-    units = _units(node, text, hit, detail)
-    delivered: list[tuple[_Unit, str]] = []
-    reused: list[ReusedItem] = []
-    for unit in units:
-        mark = receipt(repo_id, hit.path, _sha(unit.text), unit.kind, unit.key)
-        if mark in seen:
-            reused.append(ReusedItem(hit.path, unit.kind, receipt=mark))
+    def _entry(self, f: int, tiles: list[int]) -> BundleEntry:
+        candidate = self.pool.candidates[f]
+        if WHOLE in tiles:
+            digest = short_hash(candidate.text)
+            unit = BundleUnit(
+                receipt(self.request.repo_id, candidate.path, digest, "file", "file"),
+                "file",
+                1,
+                max(len(candidate.lines), 1),
+                self.pool.tokens(f, WHOLE),
+                None,
+                "whole-file",
+                candidate.text,
+            )
+            units: tuple[BundleUnit, ...] = (unit,)
         else:
-            delivered.append((unit, mark))
-    if units and not delivered:
-        return _Rendered(None, tuple(reused))
-    body = "".join(unit.text for unit, _ in delivered)
-    entry = BundleEntry(
-        path=hit.path,
-        score=hit.score,
-        reasons=hit.reasons,
-        token_count=count(body) if body else 0,
-        full_read_token_count=node.token_count,
-        content=body,
-        content_hash=_sha(body),
-        units=tuple(
-            BundleUnit(mark, unit.kind, unit.start, unit.end, count(unit.text), unit.symbol)
-            for unit, mark in delivered
-        ),
-    )
-    whole = any(unit.kind == "file" for unit, _ in delivered)
-    held = (f"{hit.path}@{full_hash}",) if whole and full_hash else ()
-    marks = tuple(mark for _, mark in delivered)
-    return _Rendered(entry, tuple(reused), node.token_count, marks, held)
+            units = tuple(self.pool.run_unit(f, first, last) for first, last in runs_of(tiles))
+        body = "".join(unit.text for unit in units)
+        return BundleEntry(
+            path=candidate.path,
+            score=candidate.score,
+            reasons=candidate.reasons,
+            token_count=sum(unit.token_count for unit in units),
+            full_read_token_count=candidate.node.token_count,
+            content=body,
+            content_hash=short_hash(body),
+            units=units,
+        )
+
+    def _alone(self, head: Bundle) -> Bundle | None:
+        """The bundle of the best first pick alone, at a budget that holds it (or none)."""
+        pool = self.pool
+        picks = choose(pool.candidates, pool.scored, pool.tokens, 10**9, offers=1)
+        if not picks:
+            return None
+        alone = _finalize(self._assembled(head, picks), self.count)
+        for _ in range(4):  # its budget is inside it: settle the number
+            if alone.response_tokens <= alone.budget_tokens:
+                break
+            resized = _fit_reused(
+                dataclasses.replace(head, budget_tokens=alone.response_tokens), self.count
+            )
+            alone = _finalize(self._assembled(resized, picks), self.count)
+        return alone
+
+    def _nothing_fits(self, head: Bundle) -> Bundle:
+        """The answer without code: what budget would hold the best first pick, if any."""
+        alone = self._alone(head)
+        if alone is not None and alone.budget_tokens == head.budget_tokens:
+            return alone
+        retry = alone.budget_tokens if alone is not None else None
+        empty = dataclasses.replace(
+            head,
+            truncated=retry is not None or bool(head.reused_omitted),
+            retry_budget_tokens=retry,
+        )
+        return _finalize(empty, self.count)
+
+    # -- outlines and paths ---------------------------------------------------------------
+
+    def listed(self, detail: str, budget: int) -> Bundle:
+        """Outlines (or paths) of the ranked files in rank order, greedily under ``budget``.
+
+        Raises:
+            _Overflow: Not even the response without entries fits ``budget``.
+        """
+        head = self._head(detail, budget)
+        base = _finalize(head, self.count).response_tokens + _NUMBERS_ROOM
+        candidates = self.pool.listed(detail)
+        costs = [
+            self.count(wire_json(entry_form(e, head.json_code)))
+            + self.count("".join(unit_header(e.path, u) + u.text for u in e.units) or e.path)
+            + 8
+            for e in candidates
+        ]
+        chosen: list[int] = []
+        spent = base
+        for i, cost in enumerate(costs):
+            if spent + cost <= budget:
+                chosen.append(i)
+                spent += cost
+        while True:
+            entries = tuple(candidates[i] for i in chosen)
+            bundle = dataclasses.replace(
+                head,
+                entries=entries,
+                total_tokens=sum(e.token_count for e in entries),
+                truncated=len(chosen) < len(candidates) or head.reused_omitted is not None,
+                reads_replaced=sum(e.full_read_token_count for e in entries if e.content),
+                delivered_receipts=tuple(u.receipt for e in entries for u in e.units),
+            )
+            if not chosen and candidates:
+                bundle = dataclasses.replace(bundle, retry_budget_tokens=base + costs[0] + 8)
+            bundle = _finalize(bundle, self.count)
+            if bundle.response_tokens <= budget or not chosen:
+                break
+            chosen.pop()
+        return _within_budget(_shed_reused(bundle, self.count), self.count)
 
 
-def _units(node: FileNode, text: str | None, hit: SearchHit, detail: str) -> list[_Unit]:
-    lines = max(node.lines, 1)
-    outline = _outline_text(node.symbols)
-    if detail == "paths":
-        return []
-    if detail == "outline" or text is None:
-        return [_Unit("outline", "outline", outline, 1, lines)] if outline else []
-    if node.token_count <= SMALL_FILE_TOKENS:
-        return [_Unit("file", "file", text, 1, lines)]
-    if hit.symbols:
-        return _slices(text, hit)
-    if outline:
-        return [_Unit("outline", "outline", outline, 1, lines)]
-    head = "".join(_source_lines(text)[:MAX_SLICE_LINES])
-    end = min(lines, MAX_SLICE_LINES)
-    return [_Unit("slice", f"1-{end}", f"--- L1-{end}\n" + head, 1, end)]
-
-
-def _source_lines(text: str) -> list[str]:
-    r"""``text``'s lines as the outlines number them: split at ``\n`` only, ends kept.
-
-    ``str.splitlines`` also splits at form feeds, ``\x1c``-``\x1e``, ``\x85`` and the
-    Unicode line and paragraph separators, which would shift every slice after one.
-    """
-    lines = [line + "\n" for line in text.split("\n")]
-    lines[-1] = lines[-1][:-1]
-    return lines if lines[-1] else lines[:-1]
-
-
-def _slices(text: str, hit: SearchHit) -> list[_Unit]:
-    source = _source_lines(text)
-    ranges: list[tuple[int, int, str]] = []
-    for match in hit.symbols[:MAX_SLICES]:
-        start = max(1, match.start_line - SLICE_CONTEXT_LINES)
-        end = min(len(source), match.end_line + SLICE_CONTEXT_LINES, start + MAX_SLICE_LINES - 1)
-        ranges.append((start, end, match.fq_name))
-    ranges.sort()
-    merged: list[tuple[int, int, str]] = []
-    for start, end, symbol in ranges:
-        if merged and start <= merged[-1][1] + 1:
-            last = merged[-1]
-            merged[-1] = (last[0], max(last[1], end), last[2])
-        else:
-            merged.append((start, end, symbol))
-    return [
-        _Unit("slice", f"{a}-{b}", f"--- L{a}-{b}\n" + "".join(source[a - 1 : b]), a, b, symbol)
-        for a, b, symbol in merged
-    ]
-
-
-def _outline_text(symbols: Sequence[Symbol], depth: int = 0) -> str:
-    out: list[str] = []
-    for symbol in symbols:
-        out.append(f"{'  ' * depth}L{symbol.start_line}-{symbol.end_line} {symbol.signature}\n")
-        out.append(_outline_text(symbol.children, depth + 1))
-    return "".join(out)
-
-
-# -- packing ---------------------------------------------------------------------------------
-
-
-def _counter(encoding: str) -> Counter:
-    def count(text: str) -> int:
-        return count_tokens(text, encoding)
-
-    return count
+# -- exact cost ------------------------------------------------------------------------------
 
 
 def _cost(bundle: Bundle, count: Counter) -> int:
-    # Structured content plus its text rendering: the same compact JSON twice.
-    return 2 * count(wire_json(bundle_form(bundle)))
+    # What the client receives: the text block and the compact JSON of the structured part.
+    return count(bundle.text) + count(wire_json(bundle_form(bundle)))
 
 
 def _finalize(bundle: Bundle, count: Counter) -> Bundle:
@@ -440,50 +399,6 @@ def _fit_reused(head: Bundle, count: Counter) -> Bundle:
     return dataclasses.replace(head, reused=reused[:low], reused_omitted=len(reused) - low)
 
 
-def _pack(head: Bundle, rendered: list[_Rendered], count: Counter) -> Bundle:
-    """Pack ``rendered`` in rank order under ``head.budget_tokens``.
-
-    Raises:
-        _Overflow: Not even the response without entries fits the budget.
-    """
-    budget = head.budget_tokens
-    head = _fit_reused(head, count)
-    base = _cost(head, count) + _NUMBERS_ROOM
-    candidates = [r.entry for r in rendered if r.entry is not None]
-    costs = [2 * (count(wire_json(entry_form(entry))) + 2) for entry in candidates]
-    chosen: list[int] = []
-    spent = base
-    for i, cost in enumerate(costs):
-        if spent + cost <= budget:
-            chosen.append(i)
-            spent += cost
-    while True:
-        bundle = dataclasses.replace(
-            head,
-            entries=tuple(candidates[i] for i in chosen),
-            total_tokens=sum(candidates[i].token_count for i in chosen),
-            truncated=len(chosen) < len(candidates) or head.reused_omitted is not None,
-        )
-        if not chosen and candidates:
-            first = dataclasses.replace(head, entries=(candidates[0],), truncated=False)
-            # Enough for the packer to take the first entry: its estimate, never below exact.
-            retry = max(_finalize(first, count).response_tokens, base + costs[0])
-            bundle = dataclasses.replace(bundle, retry_budget_tokens=retry)
-        bundle = _finalize(bundle, count)
-        if bundle.response_tokens <= budget or not chosen:
-            break
-        chosen.pop()  # the estimate was a few tokens short: drop the last entry
-    bundle = _within_budget(_shed_reused(bundle, count), count)
-    return dataclasses.replace(
-        bundle,
-        reads_replaced=sum(
-            rendered[i].full_tokens for i in chosen if candidates[i].content
-        ),  # a path (or an empty outline) replaces no read
-        delivered_receipts=tuple(m for i in chosen for m in rendered[i].receipts),
-        held=tuple(h for i in chosen for h in rendered[i].held),
-    )
-
-
 def _shed_reused(bundle: Bundle, count: Counter) -> Bundle:
     """Drop ``reused`` items from the end while the response is over budget."""
     while bundle.response_tokens > bundle.budget_tokens and bundle.reused:
@@ -495,10 +410,3 @@ def _shed_reused(bundle: Bundle, count: Counter) -> Bundle:
             count,
         )
     return bundle
-
-
-# -- reads -----------------------------------------------------------------------------------
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

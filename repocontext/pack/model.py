@@ -1,9 +1,11 @@
-"""The values of a context bundle, and the camelCase form its cost is counted on.
+"""The values of a context bundle, and the two forms its cost is counted on.
 
 :class:`Bundle` is what :func:`~repocontext.pack.bundle.build_bundle` returns: typed entries
-and units, plus the figures stats and sessions need. :func:`bundle_form` is the form a bundle
-is sent in (the wire module renders the same JSON, and a test holds them equal); the packer
-counts its exact cost on it.
+and units, plus the figures stats and sessions need. A bundle is sent as two parts, and both
+are counted: :func:`bundle_text` (:attr:`Bundle.text`), the readable code (one header line per
+unit, ``path:start-end  symbol  reason``, then the code verbatim), and :func:`bundle_form`,
+the camelCase structured metadata (the wire module renders the same JSON, and a test holds
+them equal). The structured form carries the code a second time only for ``json_code``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ __all__ = [
     "ReusedItem",
     "UnitKind",
     "bundle_form",
+    "bundle_text",
     "entry_form",
+    "unit_form",
+    "unit_header",
     "wire_json",
 ]
 
@@ -40,7 +45,12 @@ class BundleUnit:
         start_line: 1-based first line it covers.
         end_line: 1-based last line it covers.
         token_count: Exact tokens of its text.
-        symbol: The matched symbol a slice was cut around.
+        symbol: The definition the unit is (or its best-scoring definition).
+        reason: Why it was chosen, one word or tag: ``whole-file``, ``name-match``,
+            ``content-match``, ``semantic``, ``caller``, ``callee``, ``test``, ``enclosing``
+            (the header of a chosen method's class), ``context`` (filler around what was
+            chosen) or ``outline``.
+        text: The code verbatim (what the text block sends under the unit's header).
     """
 
     receipt: str
@@ -49,6 +59,8 @@ class BundleUnit:
     end_line: int
     token_count: int
     symbol: str | None = None
+    reason: str = "context"
+    text: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +73,10 @@ class BundleEntry:
         reasons: Why the search found it.
         token_count: Exact tokens of ``content``.
         full_read_token_count: What reading the whole file would cost.
-        content: The delivered units' text, concatenated ("" at ``paths`` detail).
-        content_hash: SHA-256 of ``content``.
+        content: The delivered units' text, concatenated ("" at ``paths`` detail); sent in
+            the structured form only for ``json_code``.
+        content_hash: The short hash of ``content`` (16 hex digits of its SHA-256); for a
+            whole file, the hash a ``known`` claim names.
         units: The delivered units.
     """
 
@@ -113,6 +127,7 @@ class Bundle:
         reads_replaced: Tokens of the whole files the delivered content replaces (stats).
         delivered_receipts: Receipts of the units sent (a session records them).
         held: ``path@hash`` of the whole files sent (a session records them).
+        json_code: The structured form carries each entry's ``content`` too.
     """
 
     mode: str
@@ -130,6 +145,35 @@ class Bundle:
     reads_replaced: int = field(default=0, compare=False)
     delivered_receipts: tuple[str, ...] = field(default=(), compare=False)
     held: tuple[str, ...] = field(default=(), compare=False)
+    json_code: bool = False
+
+    @property
+    def text(self) -> str:
+        """The text block: per unit its header line and code (see :func:`bundle_text`)."""
+        return bundle_text(self)
+
+
+def unit_header(path: str, unit: BundleUnit) -> str:
+    """The one-line header of a unit: ``path:start-end  symbol  reason`` (``-``: no symbol)."""
+    return f"{path}:{unit.start_line}-{unit.end_line}  {unit.symbol or '-'}  {unit.reason}\n"
+
+
+def bundle_text(bundle: Bundle) -> str:
+    """The readable text block of a bundle: per unit its header, then its code verbatim.
+
+    Each unit's code ends with a newline. An entry without units (``paths`` detail) is one
+    line ``path  -  path-only``; a bundle without entries says what budget would hold one.
+    """
+    parts: list[str] = []
+    for entry in bundle.entries:
+        if not entry.units:
+            parts.append(f"{entry.path}  -  path-only\n")
+        for unit in entry.units:
+            parts.append(unit_header(entry.path, unit))
+            parts.append(unit.text if unit.text.endswith("\n") else unit.text + "\n")
+    if not bundle.entries and bundle.retry_budget_tokens is not None:
+        parts.append(f"(nothing fits: retry with a budget of {bundle.retry_budget_tokens})\n")
+    return "".join(parts)
 
 
 def wire_json(value: Json) -> str:
@@ -151,7 +195,7 @@ def bundle_form(bundle: Bundle) -> dict[str, Json]:
         "totalTokens": bundle.total_tokens,
         "responseTokens": bundle.response_tokens,
         "truncated": bundle.truncated,
-        "entries": [entry_form(entry) for entry in bundle.entries],
+        "entries": [entry_form(entry, bundle.json_code) for entry in bundle.entries],
         "reused": [_reused_form(item) for item in bundle.reused],
     }
     if bundle.session is not None:
@@ -163,25 +207,38 @@ def bundle_form(bundle: Bundle) -> dict[str, Json]:
     return form
 
 
-def entry_form(entry: BundleEntry) -> dict[str, Json]:
-    """The form of one entry (its cost is estimated on it while packing)."""
-    return {
+def entry_form(entry: BundleEntry, json_code: bool = False) -> dict[str, Json]:
+    """The form of one entry: metadata only, its code too with ``json_code``.
+
+    ``contentHash`` is sent for a whole file (what a ``known`` claim names) and with the
+    code; the units' symbols and reasons are in the text block's headers.
+    """
+    form: dict[str, Json] = {
         "path": entry.path,
         "score": entry.score,
         "reasons": list(entry.reasons),
         "tokenCount": entry.token_count,
         "fullReadTokenCount": entry.full_read_token_count,
-        "content": entry.content,
-        "contentHash": entry.content_hash,
-        "units": [_unit_form(unit) for unit in entry.units],
     }
+    if json_code:
+        form["content"] = entry.content
+    if json_code or any(unit.kind == "file" for unit in entry.units):
+        form["contentHash"] = entry.content_hash
+    form["units"] = [unit_form(unit, json_code) for unit in entry.units]
+    return form
 
 
-def _unit_form(unit: BundleUnit) -> dict[str, Json]:
+def unit_form(unit: BundleUnit, json_code: bool = False) -> dict[str, Json]:
+    """The form of one unit: receipt, kind, range and tokens.
+
+    With ``json_code`` also its symbol and reason (the text block's header carries them).
+    """
     form: dict[str, Json] = {"receipt": unit.receipt, "kind": unit.kind}
-    if unit.symbol:
+    if json_code and unit.symbol:
         form["symbol"] = unit.symbol
     form.update(startLine=unit.start_line, endLine=unit.end_line, tokenCount=unit.token_count)
+    if json_code:
+        form["reason"] = unit.reason
     return form
 
 

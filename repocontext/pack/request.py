@@ -52,6 +52,7 @@ class ContextRequest:
         known: ``path@contentHash`` of whole files the caller's session holds.
         session: Session id whose receipts are remembered, if any.
         encoding: The token encoding the budget is counted in.
+        json_code: The structured result carries each entry's code (``content``) too.
     """
 
     repo_id: str
@@ -63,6 +64,7 @@ class ContextRequest:
     known: tuple[str, ...] = ()
     session: str | None = None
     encoding: str = DEFAULT_ENCODING
+    json_code: bool = False
 
     @classmethod
     def of(
@@ -76,6 +78,7 @@ class ContextRequest:
         seen: Iterable[str] | None = None,
         known: Iterable[str] | None = None,
         session: str | None = None,
+        json_code: bool = False,
     ) -> ContextRequest:
         """Check a caller's context request and return it.
 
@@ -99,4 +102,5 @@ class ContextRequest:
             seen=frozenset(seen or ()),
             known=tuple(known or ()),
             session=session or None,
+            json_code=json_code,
         )

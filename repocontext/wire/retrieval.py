@@ -182,7 +182,7 @@ class SearchResultWire(WireModel):
 
 
 class BundleUnitWire(WireModel):
-    """One delivered unit of a bundle entry."""
+    """One delivered unit of a bundle entry (``symbol`` and ``reason`` with ``jsonCode``)."""
 
     receipt: str
     kind: str
@@ -190,44 +190,50 @@ class BundleUnitWire(WireModel):
     start_line: int
     end_line: int
     token_count: int
+    reason: str | None = None
 
     @classmethod
-    def of(cls, unit: BundleUnit) -> BundleUnitWire:
-        """Build the wire form of a :class:`BundleUnit`."""
+    def of(cls, unit: BundleUnit, json_code: bool = False) -> BundleUnitWire:
+        """Build the wire form of a :class:`BundleUnit` (its code is the text block's)."""
         return cls(
             receipt=unit.receipt,
             kind=unit.kind,
-            symbol=unit.symbol,
+            symbol=unit.symbol if json_code else None,
             start_line=unit.start_line,
             end_line=unit.end_line,
             token_count=unit.token_count,
+            reason=unit.reason if json_code else None,
         )
 
 
 class BundleEntryWire(WireModel):
-    """One entry of a context bundle."""
+    """One entry of a context bundle: metadata, and its code only with ``jsonCode``.
+
+    ``contentHash`` is sent for a whole file (what a ``known`` claim names) and with the code.
+    """
 
     path: str
     score: float
     reasons: list[str]
     token_count: int
     full_read_token_count: int
-    content: str
-    content_hash: str
+    content: str | None = None
+    content_hash: str | None = None
     units: list[BundleUnitWire]
 
     @classmethod
-    def of(cls, entry: BundleEntry) -> BundleEntryWire:
+    def of(cls, entry: BundleEntry, json_code: bool = False) -> BundleEntryWire:
         """Build the wire form of a :class:`BundleEntry`."""
+        whole = any(unit.kind == "file" for unit in entry.units)
         return cls(
             path=entry.path,
             score=entry.score,
             reasons=list(entry.reasons),
             token_count=entry.token_count,
             full_read_token_count=entry.full_read_token_count,
-            content=entry.content,
-            content_hash=entry.content_hash,
-            units=[BundleUnitWire.of(unit) for unit in entry.units],
+            content=entry.content if json_code else None,
+            content_hash=entry.content_hash if json_code or whole else None,
+            units=[BundleUnitWire.of(unit, json_code) for unit in entry.units],
         )
 
 
@@ -248,10 +254,11 @@ class ReusedWire(WireModel):
 
 
 class ContextResultWire(WireModel):
-    """Result of ``repocontext_context`` (see TOOLS.md); unset optional parts are left out.
+    """The structured result of ``repocontext_context`` (see TOOLS.md); unset parts left out.
 
-    The field order is the order the bundle's cost was counted in
-    (:func:`repocontext.pack.model.bundle_form`).
+    The metadata of a bundle: its code is the tool's text block (:attr:`Bundle.text`), and
+    is repeated here (``content``) only when asked for with ``jsonCode``. The field order is
+    the order the bundle's cost was counted in (:func:`repocontext.pack.model.bundle_form`).
     """
 
     mode: str
@@ -278,7 +285,7 @@ class ContextResultWire(WireModel):
             total_tokens=bundle.total_tokens,
             response_tokens=bundle.response_tokens,
             truncated=bundle.truncated,
-            entries=[BundleEntryWire.of(entry) for entry in bundle.entries],
+            entries=[BundleEntryWire.of(entry, bundle.json_code) for entry in bundle.entries],
             reused=[ReusedWire.of(item) for item in bundle.reused],
             session=bundle.session,
             reused_omitted=bundle.reused_omitted,

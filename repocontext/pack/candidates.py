@@ -1,0 +1,372 @@
+"""The candidate files of one context call: tiled, scored and counted once.
+
+:class:`Pool` turns a search result into :class:`~repocontext.pack.selection.Candidate` files
+(what the caller already holds taken out and listed as reused), scores their tiles for the
+task (:mod:`repocontext.pack.scoring`, with the callers, callees and covering tests of the
+best files as second choices, read from the stored links) and counts each tile's tokens at
+most once, however often the packer re-packs at another room or budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Final
+
+from repocontext.index.files.nodes import file_text, read_file_node
+from repocontext.index.model import FileNode, Symbol
+from repocontext.index.projections.xref_records import stored_links
+from repocontext.pack.model import BundleEntry, BundleUnit, ReusedItem
+from repocontext.pack.request import ContextRequest
+from repocontext.pack.scoring import (
+    LINK_SHARE,
+    Linked,
+    Scored,
+    query_terms,
+    score_file,
+    term_counts,
+    term_weights,
+)
+from repocontext.pack.selection import WHOLE, Candidate
+from repocontext.pack.units import (
+    Tile,
+    receipt,
+    run_receipt,
+    run_receipts,
+    short_hash,
+    source_lines,
+    tiles_of,
+)
+from repocontext.search.hits import SearchResult
+from repocontext.store import Store
+from repocontext.tokens import count_tokens
+
+__all__ = ["MAX_RANKED", "TOKENS_PER_FILE", "Pool", "files_to_rank"]
+
+MAX_RANKED: Final = 40
+TOKENS_PER_FILE: Final = 800
+"""``slices`` and ``auto`` rank ``max(top, budget / TOKENS_PER_FILE)`` files (at most
+:data:`MAX_RANKED`): a larger budget draws on more of the ranking."""
+LINK_SEEDS: Final = 3
+"""The best files whose callers, callees and tests are second choices."""
+MAX_LINKED_FILES: Final = 4
+"""Linked files read beside the ranked ones (the others are already candidates)."""
+
+
+def files_to_rank(request: ContextRequest) -> int:
+    """How many ranked files a request draws on (see :data:`TOKENS_PER_FILE`)."""
+    if request.detail in ("paths", "outline"):
+        return request.top
+    return max(request.top, min(MAX_RANKED, request.budget // TOKENS_PER_FILE))
+
+
+class Pool:
+    """The candidates of one call and everything counted about them."""
+
+    def __init__(
+        self,
+        store: Store,
+        request: ContextRequest,
+        result: SearchResult,
+        seen: frozenset[str],
+        known: Mapping[str, str],
+    ) -> None:
+        self.store = store
+        self.request = request
+        self.result = result
+        self.seen = seen
+        self.known = known
+        self._counted: dict[str, int] = {}
+        self._tokens: dict[tuple[int, int], int] = {}
+        self._reused: list[ReusedItem] = []
+
+    def count(self, text: str) -> int:
+        """Exact tokens of ``text`` in the request's encoding (cached for repeated texts)."""
+        if len(text) > 2000:
+            return count_tokens(text, self.request.encoding)
+        found = self._counted.get(text)
+        if found is None:
+            found = self._counted[text] = count_tokens(text, self.request.encoding)
+        return found
+
+    # -- candidates ----------------------------------------------------------------------
+
+    @cached_property
+    def candidates(self) -> list[Candidate]:
+        """The ranked files with code to offer (held tiles marked, fully held files out)."""
+        out: list[Candidate] = []
+        hits = [h for h in self.result.hits if h.path and h.node is not None]
+        for rank, hit in enumerate(hits):
+            assert hit.path is not None and hit.node is not None  # (filtered above)
+            if hit.text is None:
+                continue
+            candidate = self._candidate(rank, hit.path, hit.node, hit.text, hit.score)
+            if candidate is not None:
+                out.append(
+                    _with(candidate, reasons=_file_reasons(hit.reasons), anchor=hit.lines)
+                    if hit.lines
+                    else _with(candidate, reasons=_file_reasons(hit.reasons))
+                )
+        out += self._linked_files(out)
+        return out
+
+    @property
+    def reused(self) -> tuple[ReusedItem, ...]:
+        """What the caller holds of the code candidates (listed, never sent)."""
+        self.candidates  # noqa: B018 (builds the listing)
+        return tuple(self._reused)
+
+    def _candidate(
+        self, rank: int, path: str, node: FileNode, text: str, score: float
+    ) -> Candidate | None:
+        digest = short_hash(text)
+        if self.known.get(path) == digest:
+            self._reused.append(ReusedItem(path, "file", content_hash=digest))
+            return None
+        whole = receipt(self.request.repo_id, path, digest, "file", "file")
+        if whole in self.seen:
+            self._reused.append(ReusedItem(path, "file", receipt=whole))
+            return None
+        lines = tuple(source_lines(text))
+        tiles = tuple(tiles_of(node.symbols, lines))
+        held: set[int] = set()
+        found = run_receipts(self.request.repo_id, path, tiles, lines, self.seen)
+        for mark, (first, last) in sorted(found.items(), key=lambda item: item[1]):
+            held.update(range(first, last + 1))
+            self._reused.append(ReusedItem(path, "slice", receipt=mark))
+        if not tiles or len(held) == len(tiles):
+            return None
+        return Candidate(
+            rank=rank,
+            path=path,
+            score=score,
+            reasons=(),
+            node=node,
+            text=text,
+            lines=lines,
+            tiles=tiles,
+            held=frozenset(held),
+            anchor=None,
+            path_tokens=self.count(path),
+            whole_ok=not held,
+        )
+
+    def _linked_files(self, ranked: list[Candidate]) -> list[Candidate]:
+        """Files linked to the best ranked ones that the ranking did not include."""
+        have = {c.path for c in ranked}
+        out: list[Candidate] = []
+        for path in self._links:
+            if path in have or len(out) >= MAX_LINKED_FILES:
+                continue
+            node = read_file_node(self.store, self.request.repo_id, path)
+            text = file_text(self.store, self.request.repo_id, path)
+            if node is None or text is None:
+                continue
+            candidate = self._candidate(len(ranked) + len(out), path, node, text, 0.0)
+            if candidate is not None:
+                out.append(_with(candidate, reasons=("linked",)))
+                have.add(path)
+        return out
+
+    @cached_property
+    def _links(self) -> dict[str, list[tuple[int, str, frozenset[str]]]]:
+        """Per linked path: (seed index, reason, names) of the links of the best files."""
+        links: dict[str, list[tuple[int, str, frozenset[str]]]] = {}
+        hits = [h for h in self.result.hits if h.path and h.node is not None and h.text]
+        for seed, hit in enumerate(hits[:LINK_SEEDS]):
+            outgoing = stored_links(self.store, self.request.repo_id, f"out:{hit.path}")
+            incoming = stored_links(self.store, self.request.repo_id, f"in:{hit.path}")
+            symbols = _names(hit.node.symbols if hit.node else ())
+            groups = (
+                ("callee", outgoing.imports + outgoing.references),
+                ("caller", incoming.dependents),
+                ("test", incoming.covering_tests),
+            )
+            for reason, group in groups:
+                for link in group:
+                    names = frozenset(link.names) or (
+                        symbols if reason != "callee" else frozenset()
+                    )
+                    if names:
+                        links.setdefault(link.path, []).append((seed, reason, names))
+        return links
+
+    # -- scores and counts ---------------------------------------------------------------
+
+    @cached_property
+    def scored(self) -> list[Scored]:
+        """Every candidate's tiles scored for the task (second choices included)."""
+        terms = query_terms(self.request.task)
+        counts = [_counts(c, terms) for c in self.candidates]
+        weights = term_weights(counts, terms)
+        sizes = [[_chars(c, t) for t in c.tiles] for c in self.candidates]
+        first = [
+            score_file(c.tiles, sizes[i], counts[i], weights, c.rank, c.anchor)
+            for i, c in enumerate(self.candidates)
+        ]
+        seeds = {c.path: i for i, c in enumerate(self.candidates[:LINK_SEEDS])}
+        out: list[Scored] = []
+        for i, candidate in enumerate(self.candidates):
+            links = [
+                Linked(names, reason, LINK_SHARE * first[seed].best)
+                for seed, reason, names in self._links.get(candidate.path, ())
+                if seed < len(first) and candidate.path not in seeds
+            ]
+            if not links:
+                out.append(first[i])
+                continue
+            texts = [self.tile_text(i, t) for t in range(len(candidate.tiles))]
+            out.append(
+                score_file(
+                    candidate.tiles,
+                    sizes[i],
+                    counts[i],
+                    weights,
+                    candidate.rank,
+                    candidate.anchor,
+                    links,
+                    texts,
+                )
+            )
+        return out
+
+    def tile_text(self, f: int, t: int) -> str:
+        """The text of tile ``t`` of candidate ``f`` (the whole text for :data:`WHOLE`)."""
+        candidate = self.candidates[f]
+        if t == WHOLE:
+            return candidate.text
+        tile = candidate.tiles[t]
+        return "".join(candidate.lines[tile.start - 1 : tile.end])
+
+    def tokens(self, f: int, t: int) -> int:
+        """Exact tokens of tile ``t`` of candidate ``f`` (counted once per call)."""
+        found = self._tokens.get((f, t))
+        if found is None:
+            found = self._tokens[f, t] = count_tokens(self.tile_text(f, t), self.request.encoding)
+        return found
+
+    def run_unit(self, f: int, first: int, last: int) -> BundleUnit:
+        """The delivered unit of tiles ``first..last`` of candidate ``f``."""
+        candidate = self.candidates[f]
+        tiles, lines = candidate.tiles, candidate.lines
+        start, end = tiles[first].start, tiles[last].end
+        text = "".join(lines[start - 1 : end])
+        count = sum(self.tokens(f, t) for t in range(first, last + 1))
+        if last > first:
+            count = self.count(text)
+        scored = self.scored[f]
+        best = max(range(first, last + 1), key=lambda t: scored.values[t])
+        reason = scored.reasons[best]
+        if reason == "context" and tiles[best].kind == "sig":
+            reason = "enclosing"
+        symbol = _short(candidate.path, tiles[best].symbol)
+        mark = run_receipt(self.request.repo_id, candidate.path, tiles, lines, first, last)
+        return BundleUnit(mark, "slice", start, end, count, symbol, reason, text)
+
+    # -- outlines and paths --------------------------------------------------------------
+
+    def listed(self, detail: str) -> list[BundleEntry]:
+        """Entries of the first ``top`` ranked files at ``outline`` or ``paths`` detail."""
+        out: list[BundleEntry] = []
+        for hit in [h for h in self.result.hits if h.path and h.node][: self.request.top]:
+            assert hit.path is not None and hit.node is not None
+            if hit.text is not None and self.known.get(hit.path) == short_hash(hit.text):
+                continue
+            units: tuple[BundleUnit, ...] = ()
+            outline = _outline_text(hit.node.symbols)
+            if detail == "outline" and outline:
+                digest = short_hash(outline)
+                mark = receipt(self.request.repo_id, hit.path, digest, "outline", "outline")
+                if mark in self.seen:
+                    continue
+                lines = max(hit.node.lines, 1)
+                tokens = self.count(outline)
+                units = (BundleUnit(mark, "outline", 1, lines, tokens, None, "outline", outline),)
+            body = "".join(u.text for u in units)
+            out.append(
+                BundleEntry(
+                    path=hit.path,
+                    score=hit.score,
+                    reasons=hit.reasons,
+                    token_count=sum(u.token_count for u in units),
+                    full_read_token_count=hit.node.token_count,
+                    content=body,
+                    content_hash=short_hash(body),
+                    units=units,
+                )
+            )
+        return out
+
+    def listed_reused(self, detail: str) -> tuple[ReusedItem, ...]:
+        """What the caller holds of the listed files (known whole files, seen outlines)."""
+        out: list[ReusedItem] = []
+        for hit in [h for h in self.result.hits if h.path and h.node][: self.request.top]:
+            assert hit.path is not None and hit.node is not None
+            if hit.text is not None and self.known.get(hit.path) == short_hash(hit.text):
+                out.append(ReusedItem(hit.path, "file", content_hash=short_hash(hit.text)))
+                continue
+            outline = _outline_text(hit.node.symbols)
+            if detail == "outline" and outline:
+                digest = short_hash(outline)
+                mark = receipt(self.request.repo_id, hit.path, digest, "outline", "outline")
+                if mark in self.seen:
+                    out.append(ReusedItem(hit.path, "outline", receipt=mark))
+        return tuple(out)
+
+
+def _file_reasons(reasons: tuple[str, ...]) -> tuple[str, ...]:
+    """A file's search reasons without the per-symbol ones (its units' headers name those)."""
+    out = [r for r in reasons if not r.startswith(("symbol:", "chunk:"))]
+    if any(r.startswith("symbol:") for r in reasons):
+        out.insert(1 if out[:1] == ["path-name-match"] else 0, "symbol-match")
+    return tuple(out)
+
+
+def _with(candidate: Candidate, **changes: object) -> Candidate:
+    import dataclasses
+
+    return dataclasses.replace(candidate, **changes)  # type: ignore[arg-type]
+
+
+def _counts(candidate: Candidate, terms: list[str]) -> list[dict[str, int]]:
+    starts = [0]
+    for text in candidate.lines:
+        starts.append(starts[-1] + len(text))
+    tile_of_line = [-1] * (len(candidate.lines) + 2)
+    for i, tile in enumerate(candidate.tiles):
+        for line in range(tile.start, tile.end + 1):
+            tile_of_line[line] = i
+    counts = term_counts(candidate.text, starts[:-1], tile_of_line, terms)
+    return counts + [{} for _ in range(len(candidate.tiles) - len(counts))]
+
+
+def _chars(candidate: Candidate, tile: Tile) -> int:
+    return sum(len(line) for line in candidate.lines[tile.start - 1 : tile.end])
+
+
+def _names(symbols: tuple[Symbol, ...]) -> frozenset[str]:
+    names: set[str] = set()
+    for symbol in symbols:
+        names.add(symbol.name)
+        names.update(_names(symbol.children))
+    return frozenset(n for n in names if len(n) > 2)
+
+
+def _short(path: str, symbol: str | None) -> str | None:
+    """``symbol`` without the module part its path already says (``Flask.run``)."""
+    if symbol is None:
+        return None
+    parts = symbol.split(".")
+    module = path.rsplit(".", 1)[0].split("/")
+    i = 0
+    while i < len(parts) - 1 and i < len(module) and parts[i] == module[i]:
+        i += 1
+    return ".".join(parts[i:])
+
+
+def _outline_text(symbols: tuple[Symbol, ...], depth: int = 0) -> str:
+    out: list[str] = []
+    for symbol in symbols:
+        out.append(f"{'  ' * depth}L{symbol.start_line}-{symbol.end_line} {symbol.signature}\n")
+        out.append(_outline_text(symbol.children, depth + 1))
+    return "".join(out)

@@ -1,0 +1,211 @@
+"""How much each tile of the ranked files is worth to a task.
+
+Every tile (see :mod:`repocontext.pack.units`) of the candidate files is scored like a small
+document: BM25 over the task's terms (k1 1.2, b 0.5, lengths in characters; a term's weight
+is its inverse frequency among all the candidate tiles, so words every tile has count
+little), plus a bonus for each task term in the tile's own name, plus a bonus when the tile
+overlaps the range the search anchored the file on (its best symbol or semantic chunk).
+Then the second choices: tiles of the files linked to the best-ranked files (callers that
+name their symbols, callees defining the names they use, covering tests) gain a share of
+what the best tile of the file they are linked to is worth. A tile's value is its score,
+plus a small base every tile has (filler for a budget that holds more), times the weight of
+its file's rank.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from repocontext.pack.units import Tile
+from repocontext.search.terms import split_identifier
+
+__all__ = [
+    "LINK_SHARE",
+    "Linked",
+    "Scored",
+    "query_terms",
+    "score_file",
+    "term_counts",
+    "term_weights",
+]
+
+K1: Final = 1.2
+B: Final = 0.5
+NAME_WEIGHT: Final = 2.0
+"""A task term in a tile's own name counts this many times its weight."""
+ANCHOR_SHARE: Final = 0.5
+"""The bonus of the tile the search anchored its file on, as a share of the best term weight."""
+BASE_SHARE: Final = 0.05
+"""The value every tile has, as a share of the mean term weight (what fills a budget)."""
+RANK_DECAY: Final = 0.25
+"""The weight of the file at rank r (0-based) is ``1 / (1 + RANK_DECAY * r)``."""
+LINK_SHARE: Final = 0.15
+"""What a linked tile gains, as a share of the best tile value of the file it is linked to."""
+SIG_SHARE: Final = 0.25
+"""A class signature tile is worth this share of its score (its members are the code)."""
+_STOP_WORDS: Final = (
+    "a an and are as at be by can do does for from has have if in into is it its not of on "
+    "or so than that the this to was we when which while will with without"
+)
+_STOP: Final = frozenset(_STOP_WORDS.split())
+_WORD: Final = re.compile(r"[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """The tiles of one file, scored.
+
+    Attributes:
+        values: Per tile, what it is worth (already weighted by the file's rank).
+        reasons: Per tile, the one-word reason it would be chosen for.
+        best: The highest value of a tile with a term match (0: none).
+    """
+
+    values: tuple[float, ...]
+    reasons: tuple[str, ...]
+    best: float
+
+
+@dataclass(frozen=True, slots=True)
+class Linked:
+    """A second-choice link into a file: the names to look for and the reason tag.
+
+    Attributes:
+        names: Symbol names the link is about.
+        reason: ``caller``, ``callee`` or ``test``.
+        value: What a tile the link reaches gains.
+    """
+
+    names: frozenset[str]
+    reason: str
+    value: float
+
+
+def query_terms(task: str) -> list[str]:
+    """The task's search terms: identifier parts, lowercased, without stop words."""
+    found: dict[str, None] = {}
+    for word in _WORD.findall(task):
+        for part in split_identifier(word):
+            if (len(part) > 1 or part.isdigit()) and part not in _STOP:
+                found[part] = None
+    return list(found)[:64]
+
+
+def _matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
+    if not terms:
+        return None
+    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
+    return re.compile(alternatives, re.IGNORECASE)
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    """A match that is a whole identifier part (``json`` in ``to_json``, ``JSONProvider``)."""
+    if start > 0:
+        before, first = text[start - 1], text[start]
+        hump = before.islower() and first.isupper()
+        if before.isalnum() and not hump and before.isdigit() == first.isdigit():
+            return False
+    if end < len(text):
+        after, last = text[end], text[end - 1]
+        if after.isalnum() and not after.isupper() and after.isdigit() == last.isdigit():
+            return False
+    return True
+
+
+def term_counts(
+    text: str, line_starts: Sequence[int], tile_of_line: Sequence[int], terms: Sequence[str]
+) -> list[dict[str, int]]:
+    """Per tile, how often each term occurs in it (as a whole identifier part)."""
+    counts: list[dict[str, int]] = [{} for _ in range(max(tile_of_line, default=-1) + 1)]
+    pattern = _matcher(terms)
+    if pattern is None:
+        return counts
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        if not _bounded(text, start, end):
+            continue
+        line = bisect.bisect_right(line_starts, start)  # 1-based
+        tile = tile_of_line[line] if line < len(tile_of_line) else -1
+        if tile >= 0:
+            term = match.group().lower()
+            counts[tile][term] = counts[tile].get(term, 0) + 1
+    return counts
+
+
+def term_weights(
+    counts: Sequence[Sequence[dict[str, int]]], terms: Sequence[str]
+) -> dict[str, float]:
+    """Each term's inverse frequency among all the tiles of all the candidate files."""
+    tiles = sum(len(per_file) for per_file in counts) or 1
+    seen = dict.fromkeys(terms, 0)
+    for per_file in counts:
+        for tile in per_file:
+            for term in tile:
+                seen[term] = seen.get(term, 0) + 1
+    return {t: math.log(1 + (tiles - n + 0.5) / (n + 0.5)) for t, n in seen.items()}
+
+
+def score_file(
+    tiles: Sequence[Tile],
+    sizes: Sequence[int],
+    counts: Sequence[dict[str, int]],
+    weights: dict[str, float],
+    rank: int,
+    anchor: tuple[int, int] | None,
+    links: Sequence[Linked] = (),
+    texts: Sequence[str] = (),
+) -> Scored:
+    """Score the tiles of the file at ``rank`` (see the module docstring)."""
+    mean_weight = sum(weights.values()) / len(weights) if weights else 1.0
+    top_weight = max(weights.values(), default=1.0)
+    average = sum(sizes) / len(sizes) if sizes else 1.0
+    file_weight = 1.0 / (1.0 + RANK_DECAY * rank)
+    values: list[float] = []
+    reasons: list[str] = []
+    best = 0.0
+    for i, tile in enumerate(tiles):
+        norm = K1 * (1 - B + B * sizes[i] / average)
+        content = sum(weights.get(t, 0.0) * n * (K1 + 1) / (n + norm) for t, n in counts[i].items())
+        name = 0.0
+        if tile.name:
+            parts = {p for p in split_identifier(tile.name) if len(p) > 1}
+            name = NAME_WEIGHT * sum(weights.get(p, 0.0) for p in parts if p in weights)
+        near = 0.0
+        if anchor and tile.start <= anchor[1] and anchor[0] <= tile.end:
+            near = ANCHOR_SHARE * top_weight
+        linked, link_reason = _linked(tile, links, texts[i] if texts else "")
+        parts_of = {"name-match": name, "content-match": content, "semantic": near}
+        reason = max(parts_of, key=lambda k: parts_of[k])
+        score = name + content + near
+        if tile.kind == "sig":
+            score *= SIG_SHARE  # a class's members carry what its name promises
+        if linked > score:
+            reason = link_reason
+        value = file_weight * (score + BASE_SHARE * mean_weight) + linked
+        if score <= 0 and linked <= 0:
+            reason = "context"
+        elif score > 0:
+            best = max(best, file_weight * score)
+        values.append(value)
+        reasons.append(reason)
+    return Scored(tuple(values), tuple(reasons), best)
+
+
+def _linked(tile: Tile, links: Sequence[Linked], text: str) -> tuple[float, str]:
+    """What a tile gains from the second-choice links into its file, and the reason."""
+    gain, reason = 0.0, ""
+    for link in links:
+        if tile.kind == "sig":
+            continue
+        if link.reason == "callee":
+            hit = tile.name is not None and tile.name in link.names
+        else:
+            hit = any(name in text for name in link.names)
+        if hit and link.value > gain:
+            gain, reason = link.value, link.reason
+    return gain, reason
