@@ -70,7 +70,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         data_dir: DataDir = None,
         as_json: JsonOption = False,
         json_code: Annotated[
-            bool, typer.Option("--json-code", help="With --json: the code in the JSON too.")
+            bool, typer.Option("--json-code", help="Print the JSON with the code in it too.")
         ] = False,
     ) -> None:
         """Build a context bundle for a task under an exact token budget.
@@ -90,7 +90,8 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             )
             bundle = workspace.context(request)
             wire = ContextResultWire.of(bundle).wire()
-            typer.echo(wire_json(wire) if as_json else _context_text(bundle.text, wire))
+            json_out = as_json or json_code
+            typer.echo(wire_json(wire) if json_out else _context_text(bundle.text, wire))
 
     @app.command()
     def stats(

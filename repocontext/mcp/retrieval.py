@@ -104,9 +104,9 @@ def _context(workspace: Workspace) -> ToolSpec:
         draw on more ranked files than `top`. Pass receipts back in `seen` (or use the same
         `session`) and those units are not sent again but listed in `reused`. When nothing
         fits, `retryBudgetTokens` says what would. A budget below the smallest possible answer
-        is refused (`context.budget_too_small`, the hint names the smallest budget). Writes
-        only with `session`: its receipts, kept 6 h. Narrow a cut answer with a more precise
-        task, or read a unit's neighbourhood with repocontext_read.
+        is refused (`context.budget_too_small`, the hint names the smallest budget).
+        Writes only with `session`: its receipts, kept 6 h. Narrow a cut answer with a more
+        precise task, or read a unit's neighbourhood with repocontext_read.
         """
         request = ContextRequest.of(
             repoId,

@@ -154,14 +154,22 @@ class _Packer:
         detail = self.request.detail
         if detail in ("paths", "outline"):
             return self.listed(detail, budget)
-        code = self.code(budget)
-        if code.entries or detail == "slices":
-            return code
-        for fallback in ("outline", "paths"):
-            listed = self.listed(fallback, budget)
-            if listed.entries:
-                return listed
-        return code
+        if detail == "slices":
+            return self.code(budget)
+        answers: list[Bundle] = []
+        smallest: list[int] = []
+        for level in ("slices", "outline", "paths"):
+            try:
+                bundle = self.code(budget) if level == "slices" else self.listed(level, budget)
+            except _Overflow as over:
+                smallest.append(over.smallest)
+                continue
+            if bundle.entries:
+                return bundle
+            answers.append(bundle)
+        if not answers:
+            raise _Overflow(min(smallest))
+        return answers[0]  # nothing fits: the answer saying what budget would hold code
 
     def smallest(self, guess: int) -> int:
         """The smallest budget answered, from a first ``guess`` (checked by packing at it)."""

@@ -153,7 +153,7 @@ class Pool:
 
     def _linked_files(self, ranked: list[Candidate]) -> list[Candidate]:
         """Files linked to the best ranked ones that the ranking did not include."""
-        have = {c.path for c in ranked}
+        have = {c.path for c in ranked} | {h.path for h in self.result.hits if h.path}
         out: list[Candidate] = []
         for path in self._links:
             if path in have or len(out) >= MAX_LINKED_FILES:

@@ -42,12 +42,18 @@ def test_search_and_context_with_and_without_json(tmp_path):
         invoke("context", "add numbers", "--budget", "2000", "--data-dir", data, "--json")
     )
     assert bundle["responseTokens"] <= 2000
-    assert bundle["responseTokens"] == 2 * count_tokens(
-        json.dumps(bundle, separators=(",", ":"), ensure_ascii=False)
-    )
+    assert "content" not in bundle["entries"][0]  # the code is the text, not the JSON
     text = invoke("context", "add numbers", "--budget", "2000", "--data-dir", data)
-    assert text.startswith(f"{bundle['detail']} bundle:")
-    assert "== src/calc.py" in text
+    code, summary = text.rstrip("\n").rsplit("\n", 1)
+    assert summary.startswith(f"-- {bundle['detail']} bundle: {bundle['responseTokens']}/2000")
+    # The text block as sent: it and the JSON are exactly what responseTokens counts.
+    compact = json.dumps(bundle, separators=(",", ":"), ensure_ascii=False)
+    assert bundle["responseTokens"] == count_tokens(code + "\n") + count_tokens(compact)
+    assert code.startswith("src/calc.py:1-")
+    with_code = json.loads(
+        invoke("context", "add numbers", "--budget", "2000", "--data-dir", data, "--json-code")
+    )
+    assert with_code["entries"][0]["content"] in code
 
 
 def test_stats_reads_a_running_server(tmp_path):

@@ -187,9 +187,11 @@ def test_the_token_encoding_is_selectable_and_recounts_files(tmp_path: Path, rep
                 count_tokens(text, encoding),
                 encoding,
             )
-            wire = wire_of(workspace.context(ContextRequest("demo", "config loader", budget=4000)))
+            bundle = workspace.context(ContextRequest("demo", "config loader", budget=4000))
+            wire = wire_of(bundle)
             sent = json.dumps(wire, separators=(",", ":"), ensure_ascii=False)
-            assert wire["responseTokens"] == 2 * count_tokens(sent, encoding) <= 4000
+            received = count_tokens(sent, encoding) + count_tokens(bundle.text, encoding)
+            assert wire["responseTokens"] == received <= 4000
     assert count_tokens(text, "cl100k_base") != count_tokens(text, "o200k_base")
 
 
@@ -204,16 +206,14 @@ def test_slices_number_lines_as_the_outline_does_across_form_feeds(workspace, re
     (repo / "app/long_module.py").write_text(body)
     workspace.bootstrap(repo, background=False)
     start = body.split("\n").index("def target_function(x):") + 1
-    request = ContextRequest("demo", "target_function", detail="slices", budget=20000)
-    entry = next(
-        e
-        for e in wire_of(workspace.context(request))["entries"]
-        if e["path"] == "app/long_module.py"
-    )
-    unit = next(u for u in entry["units"] if u.get("symbol", "").endswith("target_function"))
-    assert (unit["startLine"], unit["endLine"]) == (start - 2, start + 2)
-    sliced = entry["content"].split(f"--- L{start - 2}-{start + 2}\n", 1)[1].split("\n")
-    assert sliced[2] == "def target_function(x):" and sliced[4] == "    return x * 2"
+    request = ContextRequest("demo", "target_function", detail="slices", budget=400)
+    bundle = workspace.context(request)
+    entry = next(e for e in wire_of(bundle)["entries"] if e["path"] == "app/long_module.py")
+    unit = next(u for u in entry["units"] if u["startLine"] <= start <= u["endLine"])
+    assert (unit["startLine"], unit["endLine"]) == (start, start + 2)
+    header = f"app/long_module.py:{start}-{start + 2}  target_function  name-match\n"
+    sliced = bundle.text.split(header, 1)[1].split("\n")
+    assert sliced[0] == "def target_function(x):" and sliced[2] == "    return x * 2"
 
 
 def test_reads_replaced_count_only_files_whose_content_was_delivered(workspace) -> None:

@@ -103,6 +103,9 @@ def test_every_retrieval_tool_answers_what_its_output_schema_declares_as_compact
         assert not result.is_error, (name, result.content)
         assert schemas[name] is not None, name
         jsonschema.validate(result.structured_content, schemas[name])
+        if name == "repocontext_context":  # its text is the code (tests/pack/test_bundle.py)
+            assert '"content"' not in json.dumps(result.structured_content)
+            continue
         compact = json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
         assert result.content[0].text == compact, name  # the same object, compact
     answers = [result.structured_content for _, result in results]
@@ -119,12 +122,15 @@ def test_the_context_wire_is_the_json_the_bundle_was_counted_on(workspace):
         ContextRequest("proj", "engine start", detail="slices", session="w"),
         ContextRequest("proj", "engine start", budget=150),
         ContextRequest("proj", "engine start cli main", detail="outline"),
+        ContextRequest("proj", "engine start cli main", detail="paths"),
+        ContextRequest("proj", "engine start", json_code=True),
     ]
     for request in requests:
         bundle = workspace.context(request)
         sent = wire_json(ContextResultWire.of(bundle).wire())
         assert sent == wire_json(bundle_form(bundle))
-        assert bundle.response_tokens == 2 * count_tokens(sent)
+        assert bundle.response_tokens == count_tokens(sent) + count_tokens(bundle.text)
+        assert ('"content":' in sent) == request.json_code
 
 
 def test_the_cli_json_equals_the_tools_structured_content(tmp_path):
