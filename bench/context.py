@@ -1,0 +1,358 @@
+"""Context bundles against whole-file packing, and file ranking against standard BM25.
+
+Tasks are real commits chosen by rule (``bench/_commits.py``): the commit message is the task,
+the parent-side lines it changed in non-test source files are what the agent needed. For each
+task the parent tree is checked out and indexed (incrementally from the previous task), then:
+
+* **Coverage at a budget B** (4k, 8k, 16k, 32k), every side costed in exact tokens of what it
+  sends (o200k):
+  - ``bundle``: ``Workspace.context`` with a new user's defaults (``ContextRequest.of(repo,
+    task, budget=B)``, default embedder): its ``responseTokens``, the code it carries being its
+    ``file`` and ``slice`` units;
+  - ``whole-bm25``: whole files (each sent as its path line plus its text) in standard-BM25
+    order, packed greedily until nothing more fits;
+  - ``oracle``: the commit's own files, whole, smallest first (the ceiling of whole-file
+    packing).
+
+  LineCov@B: share of the needed lines the response carries; FileHit@B: share of the needed
+  files it carries code of; code share: tokens of code verbatim / tokens sent.
+* **File ranking**: R@1/5/10, Acc@5 (every needed file in the top 5) and MRR of our search
+  (``keyword``: no embedder; ``hybrid-<embedder>``) against standard Okapi BM25 with a code
+  tokenizer (``bench/_bm25.py``) over every file of the language.
+
+Intervals are paired percentile bootstraps over tasks (``bench/_stats.py``). Per-task records
+go to ``--out`` (JSON lines), so ``--report FILE`` re-renders without re-running.
+
+Run: ``.venv/bin/python bench/context.py [--set dev|heldout|all] [--tasks 60] [--write-docs]``
+(needs the local mirrors under /work/.mirror; evaluation data only, never committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _bm25 import BM25  # noqa: E402
+from _commits import Task, git, select_tasks  # noqa: E402
+from _docs import write_section  # noqa: E402
+from _stats import paired_interval  # noqa: E402
+
+from repocontext.pack import Bundle, ContextRequest  # noqa: E402
+from repocontext.search import SearchRequest  # noqa: E402
+from repocontext.settings import Settings  # noqa: E402
+from repocontext.tokens import count_tokens  # noqa: E402
+from repocontext.workspace import Workspace  # noqa: E402
+
+SECTION = "## Context bundles vs whole-file packing (`bench/context.py`)"
+MIRRORS = Path("/work/.mirror")
+SETS = {
+    "dev": ("pallets+flask", "pallets+jinja", "encode+starlette", "Textualize+rich"),
+    "heldout": ("pallets+click", "encode+httpx"),
+}
+BUDGETS = (4096, 8192, 16384, 32768)
+RANK_DEPTH = 50
+CODE_KINDS = frozenset({"file", "slice"})
+
+
+@dataclass
+class Sides:
+    """What one method delivered at one budget for one task."""
+
+    covered: int
+    files: int
+    code: int
+    sent: int
+
+    def row(self, task: Task) -> dict[str, float]:
+        return {
+            "lineCov": self.covered / task.line_count,
+            "fileHit": self.files / len(task.lines),
+            "code": self.code,
+            "sent": self.sent,
+        }
+
+
+def whole_files(order: Iterable[str], texts: dict[str, str], task: Task, budget: int) -> Sides:
+    """Whole files in ``order``, each sent as ``path\\n`` + text, greedily under ``budget``."""
+    covered = files = code = sent = 0
+    for path in order:
+        text = texts.get(path)
+        if text is None:
+            continue
+        cost = count_tokens(f"{path}\n{text}\n")
+        if sent + cost > budget:
+            continue
+        sent += cost
+        code += count_tokens(text)
+        if path in task.lines:
+            covered += len(task.lines[path])
+            files += 1
+    return Sides(covered, files, code, sent)
+
+
+def bundle_sides(bundle: Bundle, task: Task) -> Sides:
+    """What a bundle carries: the needed lines inside its code units, and its exact cost."""
+    carried: dict[str, set[int]] = {}
+    code = 0
+    for entry in bundle.entries:
+        for unit in entry.units:
+            if unit.kind in CODE_KINDS:
+                code += unit.token_count
+                carried.setdefault(entry.path, set()).update(
+                    range(unit.start_line, unit.end_line + 1)
+                )
+    covered = sum(len(task.lines[p] & lines) for p, lines in carried.items() if p in task.lines)
+    files = sum(1 for p in carried if p in task.lines)
+    return Sides(covered, files, code, bundle.response_tokens)
+
+
+def rank_row(ranking: list[str], task: Task) -> dict[str, float]:
+    wanted = set(task.lines)
+    rank = next((i for i, p in enumerate(ranking, 1) if p in wanted), None)
+    return {
+        "r1": len(wanted & set(ranking[:1])) / len(wanted),
+        "r5": len(wanted & set(ranking[:5])) / len(wanted),
+        "r10": len(wanted & set(ranking[:10])) / len(wanted),
+        "acc5": float(wanted <= set(ranking[:5])),
+        "mrr": 1 / rank if rank else 0.0,
+    }
+
+
+def open_workspace(work: Path, name: str, embedder: str, checkout: Path) -> Workspace:
+    settings = Settings(
+        data_dir=work / f"data-{name}-{embedder}",
+        workspace_root=checkout.parent,
+        reconcile="off",
+        embedder=embedder,  # type: ignore[arg-type]
+    )
+    return Workspace.open(settings)
+
+
+def evaluate(mirror: Path, limit: int, backends: list[str], work: Path, out: Path) -> None:
+    name = mirror.parent.name.split("+")[-1]
+    tasks = select_tasks(mirror, limit)
+    checkout = work / "ws" / name
+    subprocess.run(["git", "clone", "-q", "--shared", str(mirror), str(checkout)], check=True)
+    spaces = {b: open_workspace(work, name, b, checkout) for b in ["off", *backends]}
+    default = spaces[backends[0]] if backends else spaces["off"]
+    started = time.perf_counter()
+    try:
+        for number, task in enumerate(tasks, 1):
+            git(checkout, "checkout", "-q", "--force", task.parent)
+            for workspace in spaces.values():
+                workspace.bootstrap(checkout, name, background=False)
+                workspace.wait_embedded(name)
+            record = run_task(name, checkout, task, spaces, default)
+            with out.open("a") as sink:
+                sink.write(json.dumps(record) + "\n")
+            cov = record["budgets"]["8192"]
+            print(
+                f"{name} {number}/{len(tasks)} {time.perf_counter() - started:.0f}s  "
+                f"8k lineCov bundle {cov['bundle']['lineCov']:.2f} "
+                f"bm25 {cov['whole-bm25']['lineCov']:.2f} oracle {cov['oracle']['lineCov']:.2f}",
+                flush=True,
+            )
+    finally:
+        for workspace in spaces.values():
+            workspace.close()
+
+
+def run_task(
+    name: str, checkout: Path, task: Task, spaces: dict[str, Workspace], default: Workspace
+) -> dict[str, object]:
+    sources = [p for p in git(checkout, "ls-files", "*.py").splitlines() if p]
+    texts = {}
+    for path in sources:
+        try:
+            texts[path] = (checkout / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    baseline = BM25(texts).rank(task.query)
+    rankings: dict[str, list[str]] = {"bm25": baseline[:RANK_DEPTH]}
+    search_ms: dict[str, float] = {}
+    for backend, workspace in spaces.items():
+        method = "keyword" if backend == "off" else f"hybrid-{backend}"
+        begin = time.perf_counter()
+        result = workspace.search(SearchRequest.of(name, task.query, RANK_DEPTH))
+        search_ms[method] = (time.perf_counter() - begin) * 1000
+        rankings[method] = [h.path for h in result.hits if h.path is not None]
+    oracle = sorted(task.lines, key=lambda p: (len(texts.get(p, "")), p))
+    budgets: dict[str, dict[str, object]] = {}
+    for budget in BUDGETS:
+        begin = time.perf_counter()
+        bundle = default.context(ContextRequest.of(name, task.query, budget=budget))
+        elapsed = (time.perf_counter() - begin) * 1000
+        budgets[str(budget)] = {
+            "bundle": {**bundle_sides(bundle, task).row(task), "ms": elapsed},
+            "whole-bm25": whole_files(baseline, texts, task, budget).row(task),
+            "oracle": whole_files(oracle, texts, task, budget).row(task),
+        }
+    return {
+        "repo": name,
+        "commit": task.commit,
+        "files": len(texts),
+        "neededLines": task.line_count,
+        "neededFiles": len(task.lines),
+        "rank": {m: rank_row(r, task) for m, r in rankings.items()},
+        "searchMs": search_ms,
+        "budgets": budgets,
+    }
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def interval(a: list[float], b: list[float]) -> str:
+    diff, low, high = paired_interval(a, b)
+    return f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def coverage_table(records: list[dict]) -> list[str]:  # type: ignore[type-arg]
+    lines = [
+        "| budget | method | LineCov | FileHit | code share | tokens sent (median) "
+        "| LineCov vs whole-bm25 (paired 95 % CI) | ratio |",
+        "|---:|---|---:|---:|---:|---:|---|---:|",
+    ]
+    for budget in map(str, BUDGETS):
+        sides = {
+            m: [r["budgets"][budget][m] for r in records] for m in records[0]["budgets"][budget]
+        }
+        base = [s["lineCov"] for s in sides["whole-bm25"]]
+        for method, rows in sides.items():
+            cov = [s["lineCov"] for s in rows]
+            share = sum(s["code"] for s in rows) / max(sum(s["sent"] for s in rows), 1)
+            versus = "-" if method == "whole-bm25" else interval(cov, base)
+            ratio = f"{mean(cov) / mean(base):.2f}" if mean(base) else "-"
+            lines.append(
+                f"| {int(budget) // 1024}k | {method} | {mean(cov):.3f} "
+                f"| {mean([s['fileHit'] for s in rows]):.3f} | {share:.2f} "
+                f"| {statistics.median(s['sent'] for s in rows):.0f} | {versus} | {ratio} |"
+            )
+    return lines
+
+
+def ranking_table(records: list[dict]) -> list[str]:  # type: ignore[type-arg]
+    lines = [
+        "| method | R@1 | R@5 | R@10 | Acc@5 | MRR | MRR vs bm25 (95 % CI) "
+        "| Acc@5 vs bm25 (95 % CI) | ms/query (median) |",
+        "|---|---:|---:|---:|---:|---:|---|---|---:|",
+    ]
+    base = {k: [r["rank"]["bm25"][k] for r in records] for k in ("mrr", "acc5")}
+    for method in records[0]["rank"]:
+        rows = [r["rank"][method] for r in records]
+        cells = " | ".join(
+            f"{mean([row[k] for row in rows]):.3f}" for k in ("r1", "r5", "r10", "acc5", "mrr")
+        )
+        if method == "bm25":
+            versus, ms = "- | -", "-"
+        else:
+            mrr = interval([row["mrr"] for row in rows], base["mrr"])
+            acc = interval([row["acc5"] for row in rows], base["acc5"])
+            versus = f"{mrr} | {acc}"
+            ms = f"{statistics.median(r['searchMs'][method] for r in records):.0f}"
+        lines.append(f"| {method} | {cells} | {versus} | {ms} |")
+    return lines
+
+
+def latency_line(records: list[dict]) -> str:  # type: ignore[type-arg]
+    parts = []
+    for budget in map(str, BUDGETS):
+        ms = [r["budgets"][budget]["bundle"]["ms"] for r in records]
+        parts.append(f"{int(budget) // 1024}k {statistics.median(ms):.0f} ms")
+    return "Context latency, median per call: " + ", ".join(parts) + "."
+
+
+def render(records: list[dict], sets: dict[str, list[str]], tasks: int) -> str:  # type: ignore[type-arg]
+    repos = sorted({r["repo"] for r in records})
+    lines = [
+        SECTION,
+        "",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
+        f"{os.cpu_count()} cores. Up to {tasks} commits per repository, chosen by rule "
+        "(`bench/_commits.py`). Reproduce: `.venv/bin/python bench/context.py --set all "
+        f"--tasks {tasks} --write-docs` (needs the local mirrors). Repositories: "
+        + ", ".join(
+            f"{r} ({sum(1 for x in records if x['repo'] == r)} tasks, "
+            f"{max(x['files'] for x in records if x['repo'] == r)} .py files)"
+            for r in repos
+        )
+        + ".",
+        "",
+    ]
+    for label, members in sets.items():
+        chosen = [r for r in records if r["repo"] in members]
+        if not chosen:
+            continue
+        lines += [f"### {label}: {', '.join(sorted({r['repo'] for r in chosen}))}", ""]
+        lines += ["Coverage of the lines each commit changed, at the same budget:", ""]
+        lines += [*coverage_table(chosen), ""]
+        lines += ["File ranking:", "", *ranking_table(chosen), "", latency_line(chosen), ""]
+    return "\n".join(lines)
+
+
+def load(paths: Iterable[Path]) -> list[dict]:  # type: ignore[type-arg]
+    records = []
+    for path in paths:
+        records += [json.loads(line) for line in path.read_text().splitlines() if line]
+    return records
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", choices=("dev", "heldout", "all"), default="dev")
+    parser.add_argument("--repos", nargs="*", help="mirror names (owner+name), overrides --set")
+    parser.add_argument("--tasks", type=int, default=60)
+    parser.add_argument("--backends", nargs="*", default=["static", "minilm"])
+    parser.add_argument("--out", type=Path, default=None, help="per-task JSON lines")
+    parser.add_argument("--report", nargs="*", type=Path, help="only render these records")
+    parser.add_argument("--write-docs", action="store_true")
+    args = parser.parse_args()
+    names = args.repos or [
+        n for label, members in SETS.items() if args.set in (label, "all") for n in members
+    ]
+    sets = {
+        "dev": [n.split("+")[-1] for n in SETS["dev"]],
+        "held-out": [n.split("+")[-1] for n in SETS["heldout"]],
+    }
+    if args.report:
+        records = load(args.report)
+    else:
+        out = args.out or Path(tempfile.gettempdir()) / f"rc-context-{int(time.time())}.jsonl"
+        out.write_text("")
+        work = Path(tempfile.mkdtemp(prefix="rc-context-"))
+        try:
+            for name in names:
+                evaluate(MIRRORS / name / "repo", args.tasks, args.backends, work, out)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        print(f"records: {out}", flush=True)
+        records = load([out])
+    section = render(records, sets, args.tasks)
+    print(section)
+    if args.write_docs:
+        write_section(SECTION, section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
