@@ -22,6 +22,7 @@ from repocontext.pack.scoring import (
     LINK_SHARE,
     Linked,
     Scored,
+    query_names,
     query_terms,
     score_file,
     term_counts,
@@ -197,11 +198,21 @@ class Pool:
     def scored(self) -> list[Scored]:
         """Every candidate's tiles scored for the task (second choices included)."""
         terms = query_terms(self.request.task)
+        names = query_names(self.request.task)
         counts = [_counts(c, terms) for c in self.candidates]
         weights = term_weights(counts, terms)
         sizes = [[_chars(c, t) for t in c.tiles] for c in self.candidates]
         first = [
-            score_file(c.tiles, sizes[i], counts[i], weights, c.rank, c.anchor)
+            score_file(
+                c.tiles,
+                sizes[i],
+                counts[i],
+                weights,
+                c.rank,
+                c.anchor,
+                names=names,
+                is_test=c.node.is_test,
+            )
             for i, c in enumerate(self.candidates)
         ]
         seeds = {c.path: i for i, c in enumerate(self.candidates[:LINK_SEEDS])}
@@ -226,6 +237,8 @@ class Pool:
                     candidate.anchor,
                     links,
                     texts,
+                    names=names,
+                    is_test=candidate.node.is_test,
                 )
             )
         return out

@@ -224,22 +224,17 @@ def entry_form(entry: BundleEntry, json_code: bool = False) -> dict[str, Json]:
         form["content"] = entry.content
     if json_code or any(unit.kind == "file" for unit in entry.units):
         form["contentHash"] = entry.content_hash
-    form["units"] = [unit_form(unit, json_code) for unit in entry.units]
+    form["units"] = [unit_form(unit) for unit in entry.units]
     return form
 
 
-def unit_form(unit: BundleUnit, json_code: bool = False) -> dict[str, Json]:
-    """The form of one unit: receipt, kind, range and tokens.
+def unit_form(unit: BundleUnit) -> list[Json]:
+    """The compact form of one unit: ``[receipt, kind, startLine, endLine, tokenCount]``.
 
-    With ``json_code`` also its symbol and reason (the text block's header carries them).
+    Its symbol and reason are in the text block's header; a list rather than an object
+    halves what each unit's metadata costs.
     """
-    form: dict[str, Json] = {"receipt": unit.receipt, "kind": unit.kind}
-    if json_code and unit.symbol:
-        form["symbol"] = unit.symbol
-    form.update(startLine=unit.start_line, endLine=unit.end_line, tokenCount=unit.token_count)
-    if json_code:
-        form["reason"] = unit.reason
-    return form
+    return [unit.receipt, unit.kind, unit.start_line, unit.end_line, unit.token_count]
 
 
 def _reused_form(item: ReusedItem) -> dict[str, Json]:

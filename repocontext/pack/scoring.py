@@ -42,10 +42,15 @@ ANCHOR_SHARE: Final = 0.5
 """The bonus of the tile the search anchored its file on, as a share of the best term weight."""
 BASE_SHARE: Final = 0.05
 """The value every tile has, as a share of the mean term weight (what fills a budget)."""
-RANK_DECAY: Final = 0.25
+RANK_DECAY: Final = 0.5
 """The weight of the file at rank r (0-based) is ``1 / (1 + RANK_DECAY * r)``."""
 LINK_SHARE: Final = 0.15
 """What a linked tile gains, as a share of the best tile value of the file it is linked to."""
+EXACT_WEIGHT: Final = 3.0
+"""A tile whose name is an identifier the task spells out whole (``test_request_context``)
+gains this many times the best term weight."""
+TEST_SHARE: Final = 0.4
+"""Tests are second choices: a test file's weight is this share of its rank's."""
 SIG_SHARE: Final = 0.25
 """A class signature tile is worth this share of its score (its members are the code)."""
 _STOP_WORDS: Final = (
@@ -84,6 +89,15 @@ class Linked:
     names: frozenset[str]
     reason: str
     value: float
+
+
+def query_names(task: str) -> frozenset[str]:
+    """Identifiers the task spells out whole (two parts or more), lowercased."""
+    return frozenset(
+        word.lower().strip("_")
+        for word in _WORD.findall(task)
+        if len(split_identifier(word)) > 1 and len(word) > 3
+    )
 
 
 def query_terms(task: str) -> list[str]:
@@ -159,12 +173,15 @@ def score_file(
     anchor: tuple[int, int] | None,
     links: Sequence[Linked] = (),
     texts: Sequence[str] = (),
+    *,
+    names: frozenset[str] = frozenset(),
+    is_test: bool = False,
 ) -> Scored:
     """Score the tiles of the file at ``rank`` (see the module docstring)."""
     mean_weight = sum(weights.values()) / len(weights) if weights else 1.0
     top_weight = max(weights.values(), default=1.0)
     average = sum(sizes) / len(sizes) if sizes else 1.0
-    file_weight = 1.0 / (1.0 + RANK_DECAY * rank)
+    file_weight = (TEST_SHARE if is_test else 1.0) / (1.0 + RANK_DECAY * rank)
     values: list[float] = []
     reasons: list[str] = []
     best = 0.0
@@ -175,6 +192,8 @@ def score_file(
         if tile.name:
             parts = {p for p in split_identifier(tile.name) if len(p) > 1}
             name = NAME_WEIGHT * sum(weights.get(p, 0.0) for p in parts if p in weights)
+            if tile.name.lower() in names:
+                name += EXACT_WEIGHT * top_weight
         near = 0.0
         if anchor and tile.start <= anchor[1] and anchor[0] <= tile.end:
             near = ANCHOR_SHARE * top_weight

@@ -14,7 +14,8 @@ made, so the packer can drop the last ones when the exact count is a little over
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -28,8 +29,10 @@ WHOLE: Final = -1
 """The tile index of a pick that takes the whole file."""
 WHOLE_BONUS: Final = 1.3
 """A whole file is worth this times the sum of its tiles' values (nothing is cut out)."""
-UNIT_OVERHEAD: Final = 42
+UNIT_OVERHEAD: Final = 60
 """Estimated tokens of a unit's header and metadata, beside its path."""
+DENSITY_EXP: Final = 1.0
+"""Items are taken by ``value / cost ** DENSITY_EXP`` (below 1: larger units are favoured)."""
 ENTRY_OVERHEAD: Final = 40
 """Estimated tokens of an entry's metadata, beside its path and reasons."""
 
@@ -87,16 +90,18 @@ def choose(
         unit = UNIT_OVERHEAD + candidate.path_tokens
         for t, value in enumerate(score.values):
             if t not in candidate.held and value > 0:
-                heap.append((-value / (tokens(f, t) + unit), f, t))
+                heap.append((-value / (tokens(f, t) + unit) ** DENSITY_EXP, f, t))
         if candidate.whole_ok and candidate.tiles:
             total = WHOLE_BONUS * sum(score.values)
-            heap.append((-total / (tokens(f, WHOLE) + unit), f, WHOLE))
+            heap.append((-total / (tokens(f, WHOLE) + unit) ** DENSITY_EXP, f, WHOLE))
     heapq.heapify(heap)
     state = _State(candidates, tokens)
     taken = 0
     while heap and (offers is None or taken < offers):
         _, f, t = heapq.heappop(heap)
         taken += state.offer(f, t, room)
+    if offers is None:
+        state.bridge(room)
     return state.picks
 
 
@@ -151,8 +156,27 @@ class _State:
         self.per_file[f] = self.per_file.get(f, 0) + cost
         return 1
 
+    def bridge(self, room: int) -> None:
+        """Join runs of a file separated by tiles that cost less than the header they save."""
+        for f, chosen in self.chosen.items():
+            if f in self.whole:
+                continue
+            candidate = self.candidates[f]
+            unit = UNIT_OVERHEAD + candidate.path_tokens
+            runs = runs_of(chosen)
+            for (_, end), (start, _) in itertools.pairwise(runs):
+                gap = range(end + 1, start)
+                if any(t in candidate.held for t in gap):
+                    continue
+                cost = sum(self.tokens(f, t) for t in gap) - unit
+                if cost <= 0 or (cost <= unit and self.spent + cost <= room):
+                    for t in gap:
+                        chosen.add(t)
+                        self.picks.append((f, t))
+                    self.spent += cost
 
-def runs_of(tiles: Sequence[int]) -> list[tuple[int, int]]:
+
+def runs_of(tiles: Iterable[int]) -> list[tuple[int, int]]:
     """Consecutive tile indices grouped into ``(first, last)`` runs, in order."""
     runs: list[tuple[int, int]] = []
     for tile in sorted(set(tiles)):

@@ -10,7 +10,7 @@ left out rather than sent as ``null``, as the tools always did.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from pydantic import Field, JsonValue, SerializerFunctionWrapHandler, model_serializer
 
@@ -181,29 +181,14 @@ class SearchResultWire(WireModel):
 # -- context ---------------------------------------------------------------------------------
 
 
-class BundleUnitWire(WireModel):
-    """One delivered unit of a bundle entry (``symbol`` and ``reason`` with ``jsonCode``)."""
+BundleUnitWire: TypeAlias = tuple[str, str, int, int, int]
+"""One delivered unit of a bundle entry, compact: ``[receipt, kind, startLine, endLine,
+tokenCount]`` (its symbol and reason are in the text block's header)."""
 
-    receipt: str
-    kind: str
-    symbol: str | None = None
-    start_line: int
-    end_line: int
-    token_count: int
-    reason: str | None = None
 
-    @classmethod
-    def of(cls, unit: BundleUnit, json_code: bool = False) -> BundleUnitWire:
-        """Build the wire form of a :class:`BundleUnit` (its code is the text block's)."""
-        return cls(
-            receipt=unit.receipt,
-            kind=unit.kind,
-            symbol=unit.symbol if json_code else None,
-            start_line=unit.start_line,
-            end_line=unit.end_line,
-            token_count=unit.token_count,
-            reason=unit.reason if json_code else None,
-        )
+def unit_wire(unit: BundleUnit) -> BundleUnitWire:
+    """The wire form of a :class:`BundleUnit`."""
+    return (unit.receipt, unit.kind, unit.start_line, unit.end_line, unit.token_count)
 
 
 class BundleEntryWire(WireModel):
@@ -233,7 +218,7 @@ class BundleEntryWire(WireModel):
             full_read_token_count=entry.full_read_token_count,
             content=entry.content if json_code else None,
             content_hash=entry.content_hash if json_code or whole else None,
-            units=[BundleUnitWire.of(unit, json_code) for unit in entry.units],
+            units=[unit_wire(unit) for unit in entry.units],
         )
 
 

@@ -118,11 +118,11 @@ def test_seen_receipts_and_sessions_suppress_exactly_what_was_delivered(served):
         "top": 3,
     }
     first = call(served, "repocontext_context", args).structured_content
-    receipts = [u["receipt"] for e in first["entries"] for u in e["units"]]
+    receipts = [u[0] for e in first["entries"] for u in e["units"]]
     assert receipts and first["reused"] == []
     again = call(served, "repocontext_context", {**args, "seen": receipts}).structured_content
     assert {r["receipt"] for r in again["reused"]} == set(receipts)
-    assert not {u["receipt"] for e in again["entries"] for u in e["units"]} & set(receipts)
+    assert not {u[0] for e in again["entries"] for u in e["units"]} & set(receipts)
     # A session remembers on its own.
     call(served, "repocontext_context", {**args, "session": "s-1"})
     third = call(served, "repocontext_context", {**args, "session": "s-1"}).structured_content
@@ -144,7 +144,7 @@ def test_known_files_are_suppressed_only_when_the_session_holds_that_version(ser
         "top": 5,
     }
     first = call(served, "repocontext_context", {**args, "session": "s-known"}).structured_content
-    whole = next(e for e in first["entries"] if e["units"] and e["units"][0]["kind"] == "file")
+    whole = next(e for e in first["entries"] if e["units"] and e["units"][0][1] == "file")
     claim = f"{whole['path']}@{whole['contentHash']}"
     fresh = call(served, "repocontext_context", {**args, "known": [claim]}).structured_content
     assert whole["path"] in {e["path"] for e in fresh["entries"]}  # no session: not trusted

@@ -209,8 +209,8 @@ def test_slices_number_lines_as_the_outline_does_across_form_feeds(workspace, re
     request = ContextRequest("demo", "target_function", detail="slices", budget=400)
     bundle = workspace.context(request)
     entry = next(e for e in wire_of(bundle)["entries"] if e["path"] == "app/long_module.py")
-    unit = next(u for u in entry["units"] if u["startLine"] <= start <= u["endLine"])
-    assert (unit["startLine"], unit["endLine"]) == (start, start + 2)
+    unit = next(u for u in entry["units"] if u[2] <= start <= u[3])
+    assert (unit[2], unit[3]) == (start, start + 2)
     header = f"app/long_module.py:{start}-{start + 2}  target_function  name-match\n"
     sliced = bundle.text.split(header, 1)[1].split("\n")
     assert sliced[0] == "def target_function(x):" and sliced[2] == "    return x * 2"
@@ -226,14 +226,14 @@ def test_reads_replaced_count_only_files_whose_content_was_delivered(workspace) 
     assert first.reads_replaced == sum(e["fullReadTokenCount"] for e in delivered.values())
     # The top file's units already seen: the files after it are still credited to themselves.
     top = wire_of(first)["entries"][0]
-    seen = frozenset(u["receipt"] for u in top["units"])
+    seen = frozenset(u[0] for u in top["units"])
     again = workspace.context(
         ContextRequest("demo", "config loader serve", detail="slices", seen=seen)
     )
     rest = wire_of(again)["entries"]
     assert top["path"] not in {e["path"] for e in rest} and rest
     assert again.reads_replaced == sum(e["fullReadTokenCount"] for e in rest)
-    assert again.delivered_receipts == tuple(u["receipt"] for e in rest for u in e["units"])
+    assert again.delivered_receipts == tuple(u[0] for e in rest for u in e["units"])
 
 
 def test_an_auto_retry_budget_fits_the_first_entry_at_the_detail_auto_then_picks(
