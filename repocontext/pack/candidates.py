@@ -45,7 +45,7 @@ from repocontext.tokens import count_tokens
 __all__ = ["MAX_RANKED", "TOKENS_PER_FILE", "Pool", "files_to_rank"]
 
 MAX_RANKED: Final = 40
-TOKENS_PER_FILE: Final = 800
+TOKENS_PER_FILE: Final = 1600
 """``slices`` and ``auto`` rank ``max(top, budget / TOKENS_PER_FILE)`` files (at most
 :data:`MAX_RANKED`): a larger budget draws on more of the ranking."""
 LINK_SEEDS: Final = 3

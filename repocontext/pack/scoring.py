@@ -44,7 +44,7 @@ BASE_SHARE: Final = 0.05
 """The value every tile has, as a share of the mean term weight (what fills a budget)."""
 RANK_DECAY: Final = 0.5
 """The weight of the file at rank r (0-based) is ``1 / (1 + RANK_DECAY * r)``."""
-LINK_SHARE: Final = 0.15
+LINK_SHARE: Final = 0.05
 """What a linked tile gains, as a share of the best tile value of the file it is linked to."""
 EXACT_WEIGHT: Final = 3.0
 """A tile whose name is an identifier the task spells out whole (``test_request_context``)
