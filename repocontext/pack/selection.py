@@ -138,7 +138,7 @@ class _State:
             return 0
         needed = [t]
         owner = candidate.tiles[t].owner
-        while owner >= 0 and owner not in chosen:
+        while owner >= 0 and owner not in chosen and owner not in candidate.held:
             needed.append(owner)
             owner = candidate.tiles[owner].owner
         cost = entry

@@ -6,10 +6,12 @@ from pathlib import Path
 import pytest
 
 from repocontext.errors import BudgetTooSmallError
-from repocontext.pack.bundle import ContextRequest, pack_result
+from repocontext.pack.bundle import ContextRequest, bundle_form, pack_result, wire_json
 from repocontext.search.request import SearchRequest
 from repocontext.settings import Settings
 from repocontext.store import SystemClock
+from repocontext.testing import make_repo
+from repocontext.tokens import count_tokens
 from repocontext.workspace import Workspace
 
 
@@ -94,3 +96,146 @@ def test_a_budget_below_the_smallest_answer_is_refused_never_exceeded(workspace,
     for budget in range(error.smallest, error.smallest + 300, 7):
         bundle = workspace.context(ContextRequest("demo", "config loader", budget=budget))
         assert bundle.response_tokens <= bundle.budget_tokens == budget
+
+
+# -- what a bundle is built of ---------------------------------------------------------------
+
+
+def big_class(name: str, methods: int) -> str:
+    body = "".join(
+        f"    def step_{i}(self, value):\n"
+        f"        '''Step {i} of the {name.lower()} pipeline.'''\n"
+        + "".join(f"        value = value * {i} + {j}\n" for j in range(6))
+        + "        return value\n\n"
+        for i in range(methods)
+    )
+    return f"class {name}:\n    '''The {name.lower()}.'''\n\n    LIMIT = 3\n\n{body}"
+
+
+CODE_FILES: dict[str, str | bytes] = {
+    "shop/__init__.py": "",
+    "shop/basket.py": (
+        "import json\n\nTAX = 0.2\n\n\n"
+        "def basket_total(items):\n    return sum(items) * (1 + TAX)\n"
+    ),
+    "shop/pipeline.py": big_class("Pipeline", 40).replace(
+        "    def step_17(self, value):", "    def refund_order(self, value):"
+    ),
+    **{
+        f"shop/module_{k}.py": "".join(
+            f"def pipeline_helper_{k}_{i}(value):\n    '''Helps the pipeline.'''\n"
+            f"    return value + {i}\n\n\n"
+            for i in range(40)
+        )
+        for k in range(6)
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("shop")
+    repo = make_repo(tmp / "ws" / "shop", CODE_FILES)
+    settings = Settings(
+        data_dir=tmp / "data", workspace_root=repo.parent, reconcile="off", embedder="off"
+    )
+    with Workspace.open(settings) as opened:
+        opened.bootstrap(repo, background=False)
+        yield opened, repo
+
+
+def test_the_text_block_is_each_units_header_then_its_code_verbatim(shop):
+    workspace, repo = shop
+    bundle = workspace.context(ContextRequest("shop", "pipeline refund order", budget=3000))
+    expected = []
+    for entry in bundle.entries:
+        lines = (repo / entry.path).read_text().split("\n")
+        for unit in entry.units:
+            assert unit.kind in ("file", "slice") and unit.reason
+            expected.append(
+                f"{entry.path}:{unit.start_line}-{unit.end_line}  {unit.symbol or '-'}"
+                f"  {unit.reason}\n"
+            )
+            code = "\n".join(lines[unit.start_line - 1 : unit.end_line]) + "\n"
+            assert unit.text == code and unit.token_count == count_tokens(code)
+            expected.append(code)
+    assert bundle.text == "".join(expected)
+    assert bundle.response_tokens == count_tokens(bundle.text) + count_tokens(
+        wire_json(bundle_form(bundle))
+    )
+    assert '"content"' not in wire_json(bundle_form(bundle))
+    with_code = workspace.context(
+        ContextRequest("shop", "pipeline refund order", budget=3000, json_code=True)
+    )
+    assert [e.content for e in with_code.entries] == [
+        e["content"]
+        for e in bundle_form(with_code)["entries"]  # type: ignore[union-attr,index]
+    ]
+
+
+def test_a_small_file_that_ranks_first_is_sent_whole(shop):
+    workspace, _ = shop
+    bundle = workspace.context(ContextRequest("shop", "basket total tax", budget=2000))
+    top = bundle.entries[0]
+    assert top.path == "shop/basket.py"
+    assert [(u.kind, u.reason, u.start_line, u.end_line) for u in top.units] == [
+        ("file", "whole-file", 1, 7)
+    ]
+
+
+def test_a_method_comes_with_the_signature_of_its_class(shop):
+    workspace, repo = shop
+    bundle = workspace.context(ContextRequest("shop", "refund_order", budget=800))
+    entry = next(e for e in bundle.entries if e.path == "shop/pipeline.py")
+    lines = (repo / "shop/pipeline.py").read_text().split("\n")
+    method = lines.index("    def refund_order(self, value):") + 1
+    ranges = [(u.start_line, u.end_line, u.symbol, u.reason) for u in entry.units]
+    assert ranges[0][0] == 1 and ranges[0][2] == "Pipeline"  # the class line, then the method
+    assert any(a <= method <= b and s == "Pipeline.refund_order" for a, b, s, _ in ranges)
+    assert bundle.text.startswith("shop/pipeline.py:1-")
+    assert bundle.text.split("\n")[1] == "class Pipeline:"
+    assert entry.units[-1].end_line < len(lines) - 10  # a slice, not the file
+
+
+@pytest.mark.parametrize("budget", [1500, 3000, 6000])  # (the code: about 8000 tokens)
+def test_a_bundle_fills_at_least_nine_tenths_of_a_budget_the_code_exceeds(shop, budget):
+    workspace, _ = shop
+    bundle = workspace.context(ContextRequest("shop", "pipeline helper value", budget=budget))
+    assert 0.9 * budget <= bundle.response_tokens <= budget
+    code = sum(u.token_count for e in bundle.entries for u in e.units)
+    assert code >= 0.8 * bundle.response_tokens  # the response is mostly code
+
+
+def test_auto_sends_code_whenever_some_fits_and_outlines_only_as_a_last_resort(shop):
+    workspace, _ = shop
+    many = workspace.context(ContextRequest("shop", "pipeline helper", top=50, budget=8000))
+    assert many.detail == "slices" and many.total_tokens > 6000
+    assert all(u.kind in ("file", "slice") for e in many.entries for u in e.units)
+    smallest_code = None
+    for budget in range(150, 400, 10):
+        bundle = workspace.context(ContextRequest("shop", "pipeline helper", budget=budget))
+        if bundle.detail == "slices" and bundle.entries:
+            smallest_code = budget
+            break
+        slices = workspace.context(
+            ContextRequest("shop", "pipeline helper", budget=budget, detail="slices")
+        )
+        assert not slices.entries  # auto fell back only because no code fits
+    assert smallest_code is not None
+
+
+def test_a_run_received_at_one_budget_is_not_sent_again_at_another(shop):
+    workspace, _ = shop
+    task = "pipeline refund order step"
+    first = workspace.context(ContextRequest("shop", task, budget=1500, detail="slices"))
+    held = {(e.path, u.start_line, u.end_line) for e in first.entries for u in e.units}
+    receipts = frozenset(first.delivered_receipts)
+    again = workspace.context(ContextRequest("shop", task, budget=6000, seen=receipts))
+    assert {item.receipt for item in again.reused} == receipts
+    for entry in again.entries:
+        for unit in entry.units:
+            assert not any(
+                path == entry.path and a <= unit.end_line and unit.start_line <= b
+                for path, a, b in held
+            ), (entry.path, unit.start_line, unit.end_line)
+    assert again.response_tokens >= 0.9 * 6000
