@@ -1,6 +1,7 @@
 """search, context and stats through the real MCP client: exact wire cost, reuse, sessions."""
 
 import json
+import re
 
 import anyio
 import pytest
@@ -216,3 +217,35 @@ def test_context_is_annotated_as_writing_and_search_as_read_only(served):
 async def list_tools(workspace: Workspace) -> list:
     async with Client(build_server(workspace, workspace.settings)) as client:
         return (await client.list_tools()).tools
+
+
+HEADER = re.compile(r"^(\S+):(\d+)-(\d+)  (\S+)  (\S+)$")
+
+
+def test_the_text_block_is_the_code_and_the_structured_content_its_metadata(served):
+    args = {"repoId": "proj", "task": "config loader cache", "responseBudgetTokens": 4000}
+    result = call(served, "repocontext_context", args)
+    wire = result.structured_content
+    text = result.content[0].text
+    assert received_tokens(result) == wire["responseTokens"] <= 4000
+    files = engine_files()
+    units = []
+    lines = text.split("\n")
+    at = 0
+    while at < len(lines) - 1:  # header, then exactly the lines it names, verbatim
+        path, start, end, _symbol, reason = HEADER.match(lines[at]).groups()
+        start, end = int(start), int(end)
+        source = str(files[path]).split("\n")
+        assert lines[at + 1 : at + 2 + end - start] == source[start - 1 : end], path
+        units.append((path, start, end, reason))
+        at += 2 + end - start
+    listed = [(e["path"], u[2], u[3]) for e in wire["entries"] for u in e["units"]]
+    assert [(p, a, b) for p, a, b, _ in units] == listed
+    assert all(set(e) >= {"path", "score", "reasons", "tokenCount"} for e in wire["entries"])
+    assert not any("content" in e for e in wire["entries"])  # the code is sent once
+    code = call(served, "repocontext_context", {**args, "jsonCode": True})
+    assert received_tokens(code) == code.structured_content["responseTokens"] <= 4000
+    for entry in code.structured_content["entries"]:
+        source = str(files[entry["path"]]).split("\n")
+        pieces = ["\n".join(source[u[2] - 1 : u[3]]) + "\n" for u in entry["units"]]
+        assert entry["content"] == "".join(pieces)
