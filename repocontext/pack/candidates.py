@@ -22,6 +22,7 @@ from repocontext.pack.scoring import (
     LINK_SHARE,
     Linked,
     Scored,
+    matcher,
     query_names,
     query_terms,
     score_file,
@@ -199,7 +200,8 @@ class Pool:
         """Every candidate's tiles scored for the task (second choices included)."""
         terms = query_terms(self.request.task)
         names = query_names(self.request.task)
-        counts = [_counts(c, terms) for c in self.candidates]
+        pattern = matcher(terms)
+        counts = [term_counts(c.text, _spans(c), pattern) for c in self.candidates]
         weights = term_weights(counts, terms)
         sizes = [[_chars(c, t) for t in c.tiles] for c in self.candidates]
         first = [
@@ -252,11 +254,27 @@ class Pool:
         return "".join(candidate.lines[tile.start - 1 : tile.end])
 
     def tokens(self, f: int, t: int) -> int:
-        """Exact tokens of tile ``t`` of candidate ``f`` (counted once per call)."""
+        """Tokens of tile ``t`` of candidate ``f``, for choosing (counted once per call).
+
+        The whole file's count is exact; a tile's is estimated from its share of the file's
+        characters (the units sent are counted exactly, once each).
+        """
         found = self._tokens.get((f, t))
         if found is None:
-            found = self._tokens[f, t] = count_tokens(self.tile_text(f, t), self.request.encoding)
+            whole = self._tokens.get((f, WHOLE))
+            if whole is None:
+                whole = self._tokens[f, WHOLE] = self._file_tokens(self.candidates[f])
+            if t == WHOLE:
+                return whole
+            chars = max(1, len(self.candidates[f].text))
+            found = self._tokens[f, t] = max(1, round(whole * len(self.tile_text(f, t)) / chars))
         return found
+
+    def _file_tokens(self, candidate: Candidate) -> int:
+        node = candidate.node
+        if node.token_encoding == self.request.encoding and node.token_count:
+            return node.token_count  # counted by the indexer, from the same text
+        return count_tokens(candidate.text, self.request.encoding)
 
     def run_unit(self, f: int, first: int, last: int) -> BundleUnit:
         """The delivered unit of tiles ``first..last`` of candidate ``f``."""
@@ -264,9 +282,7 @@ class Pool:
         tiles, lines = candidate.tiles, candidate.lines
         start, end = tiles[first].start, tiles[last].end
         text = "".join(lines[start - 1 : end])
-        count = sum(self.tokens(f, t) for t in range(first, last + 1))
-        if last > first:
-            count = self.count(text)
+        count = self.count(text)
         scored = self.scored[f]
         best = max(range(first, last + 1), key=lambda t: scored.values[t])
         reason = scored.reasons[best]
@@ -341,16 +357,12 @@ def _with(candidate: Candidate, **changes: object) -> Candidate:
     return dataclasses.replace(candidate, **changes)  # type: ignore[arg-type]
 
 
-def _counts(candidate: Candidate, terms: list[str]) -> list[dict[str, int]]:
-    starts = [0]
-    for text in candidate.lines:
-        starts.append(starts[-1] + len(text))
-    tile_of_line = [-1] * (len(candidate.lines) + 2)
-    for i, tile in enumerate(candidate.tiles):
-        for line in range(tile.start, tile.end + 1):
-            tile_of_line[line] = i
-    counts = term_counts(candidate.text, starts[:-1], tile_of_line, terms)
-    return counts + [{} for _ in range(len(candidate.tiles) - len(counts))]
+def _spans(candidate: Candidate) -> list[tuple[int, int]]:
+    """Each tile's character range in the file's text."""
+    offsets = [0]
+    for line in candidate.lines:
+        offsets.append(offsets[-1] + len(line))
+    return [(offsets[t.start - 1], offsets[t.end]) for t in candidate.tiles]
 
 
 def _chars(candidate: Candidate, tile: Tile) -> int:

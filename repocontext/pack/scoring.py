@@ -110,44 +110,62 @@ def query_terms(task: str) -> list[str]:
     return list(found)[:64]
 
 
-def _matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
+def matcher(terms: Sequence[str]) -> re.Pattern[str] | None:
+    """One pattern finding the ``terms`` in lowercased text (boundaries checked after)."""
     if not terms:
         return None
-    alternatives = "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True))
-    return re.compile(alternatives, re.IGNORECASE)
+    return re.compile("|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)))
 
 
 def _bounded(text: str, start: int, end: int) -> bool:
-    """A match that is a whole identifier part (``json`` in ``to_json``, ``JSONProvider``)."""
+    """A match that is a whole identifier part, as ``split_identifier`` splits words.
+
+    ``json`` is one in ``to_json``, ``JSONProvider`` and ``json2``, not in ``jsonify``;
+    ``server`` in ``HTTPServer``.
+    """
+    first, last = text[start], text[end - 1]
     if start > 0:
-        before, first = text[start - 1], text[start]
-        hump = before.islower() and first.isupper()
-        if before.isalnum() and not hump and before.isdigit() == first.isdigit():
+        before = text[start - 1]
+        if first.isdigit():
+            if before.isdigit():
+                return False
+        elif before.isalpha() and not (
+            (before.islower() and first.isupper())
+            or (before.isupper() and first.isupper() and text[start + 1 : start + 2].islower())
+        ):
             return False
     if end < len(text):
-        after, last = text[end], text[end - 1]
-        if after.isalnum() and not after.isupper() and after.isdigit() == last.isdigit():
+        after = text[end]
+        if (after.isdigit() and last.isdigit()) or (after.islower() and last.isalpha()):
             return False
     return True
 
 
 def term_counts(
-    text: str, line_starts: Sequence[int], tile_of_line: Sequence[int], terms: Sequence[str]
+    text: str, spans: Sequence[tuple[int, int]], pattern: re.Pattern[str] | None
 ) -> list[dict[str, int]]:
-    """Per tile, how often each term occurs in it (as a whole identifier part)."""
-    counts: list[dict[str, int]] = [{} for _ in range(max(tile_of_line, default=-1) + 1)]
-    pattern = _matcher(terms)
-    if pattern is None:
+    """Per span of ``text`` (a tile's characters), how often each term occurs in it.
+
+    The search runs once over the lowercased text (much faster than a case-insensitive
+    pattern); where lowercasing changes the length (a few Unicode letters), spans are
+    searched one by one.
+    """
+    counts: list[dict[str, int]] = [{} for _ in spans]
+    if pattern is None or not spans:
         return counts
-    for match in pattern.finditer(text):
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        for i, (a, b) in enumerate(spans):
+            counts[i] = term_counts(text[a:b], [(0, b - a)], pattern)[0]
+        return counts
+    starts = [a for a, _ in spans]
+    for match in pattern.finditer(lowered):
         start, end = match.span()
-        if not _bounded(text, start, end):
+        i = bisect.bisect_right(starts, start) - 1
+        if i < 0 or end > spans[i][1] or not _bounded(text, start, end):
             continue
-        line = bisect.bisect_right(line_starts, start)  # 1-based
-        tile = tile_of_line[line] if line < len(tile_of_line) else -1
-        if tile >= 0:
-            term = match.group().lower()
-            counts[tile][term] = counts[tile].get(term, 0) + 1
+        term = match.group()
+        counts[i][term] = counts[i].get(term, 0) + 1
     return counts
 
 
