@@ -200,6 +200,7 @@ class Pool:
         """Every candidate's tiles scored for the task (second choices included)."""
         terms = query_terms(self.request.task)
         names = query_names(self.request.task)
+        terms += sorted(names - set(terms))  # whole identifiers count in the text too
         pattern = matcher(terms)
         counts = [term_counts(c.text, _spans(c), pattern) for c in self.candidates]
         weights = term_weights(counts, terms)
