@@ -3,8 +3,9 @@
 Every tile (see :mod:`repocontext.pack.units`) of the candidate files is scored like a small
 document: BM25 over the task's terms and the identifiers it spells out whole (k1 1.2, b 0.5,
 lengths in characters; a term's weight is its inverse frequency among all the candidate
-tiles, so words every tile has count little), plus a bonus for each task term in the tile's own name, plus a bonus when the tile
-overlaps the range the search anchored the file on (its best symbol or semantic chunk).
+tiles, so words every tile has count little), plus a bonus for each task term in the tile's
+own name, plus a bonus when the tile overlaps the range the search anchored the file on (its
+best symbol or semantic chunk).
 Then the second choices: tiles of the files linked to the best-ranked files (callers that
 name their symbols, callees defining the names they use, covering tests) gain a share of
 what the best tile of the file they are linked to is worth. A tile's value is its score,
