@@ -23,7 +23,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -46,6 +46,7 @@ __all__ = [
     "is_git_worktree",
     "keyable",
     "keyable_entries",
+    "path_filter",
     "walk",
 ]
 
@@ -223,6 +224,18 @@ def _run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def path_filter(globs: Sequence[str]) -> Callable[[str], bool]:
+    """A test of repository paths: true for a path matching one of ``globs`` (gitignore style).
+
+    The same matching as the include globs of a walk (``*.py`` at any depth, ``src/**``).
+
+    Raises:
+        InvalidInputError: A glob is malformed or matches nothing by construction.
+    """
+    options = WalkOptions(include_globs=tuple(globs)).check()
+    return _filter(options)
 
 
 def walk(

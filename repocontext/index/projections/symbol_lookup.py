@@ -1,0 +1,154 @@
+"""Symbol lookup: which definitions a name a caller gives stands for, from the symbol records.
+
+A symbol's fully qualified name is dotted, its module part derived from the file's path
+(``src/flask/app.py`` defines ``src.flask.app.Flask.run``). A caller may give it whole or
+as any dotted tail of it:
+
+* a name that is a stored fully qualified name is found by its key (one read) and stands
+  for that name only;
+* any other name stands for every qualified name ending in ``.{name}`` (``Flask.run``,
+  ``app.Flask.run``; ``run`` alone matches every ``run``), found by one scan of the symbol
+  tree's keys (no record decoded but the matches'), in key order;
+* a name that matches nothing gets up to :data:`SUGGESTIONS` close names as a hint: names
+  whose last part is spelled alike (case ignored), the closest whole tails first.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from repocontext.errors import InvalidKeyError
+from repocontext.index.projections.xref_records import read_symbol_definitions
+from repocontext.store import SYMBOL, Store
+from repocontext.store.keys import decode_component, family_prefix, symbol_key
+
+__all__ = ["SUGGESTIONS", "Definition", "NameLookup", "close_names", "find_symbols"]
+
+SUGGESTIONS: Final = 5
+"""Most close names suggested for a name that matches nothing."""
+_MAX_RANKED: Final = 2_000  # candidates of a suggestion compared whole (a bound on the cost)
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """Where the index says a qualified name is defined.
+
+    Attributes:
+        fq_name: The fully qualified name.
+        path: The defining file.
+    """
+
+    fq_name: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class NameLookup:
+    """What one name stands for.
+
+    Attributes:
+        name: The name as given.
+        found: Its definitions (at most the limit asked for), in qualified name order.
+        total: How many definitions it matched in all (``len(found)`` or more).
+        suggestions: Close qualified names when ``found`` is empty.
+    """
+
+    name: str
+    found: tuple[Definition, ...]
+    total: int
+    suggestions: tuple[str, ...] = ()
+
+
+def find_symbols(
+    store: Store, repo_id: str, names: Sequence[str], limit: int
+) -> dict[str, NameLookup]:
+    """Look up each of ``names`` in the repository's symbol records (rules: module docstring).
+
+    Args:
+        store: The store holding the repository's index.
+        repo_id: A registered repository.
+        names: Qualified names or dotted tails of them.
+        limit: Most definitions kept per name (``total`` counts them all).
+    """
+    found: dict[str, NameLookup] = {}
+    for name in names:
+        exact = _definitions(store, repo_id, name)
+        if exact:
+            found[name] = NameLookup(name, tuple(exact[:limit]), len(exact))
+    rest = [name for name in dict.fromkeys(names) if name not in found]
+    if not rest:
+        return found
+    prefix = family_prefix(repo_id, "symbol")
+    qualified = [
+        decode_component(key[len(prefix) :])
+        for key in store.keys(SYMBOL, prefix, include_deleted=True)  # (matches are read)
+    ]
+    for name, candidates in _by_tail(qualified, rest).items():
+        definitions, total = _read_some(store, repo_id, candidates, limit)
+        suggestions = () if total else close_names(name, qualified)
+        found[name] = NameLookup(name, tuple(definitions), total, suggestions)
+    return found
+
+
+def _definitions(store: Store, repo_id: str, fq: str) -> list[Definition]:
+    """The live definitions of one qualified name (none for a name no key can hold)."""
+    try:
+        key = symbol_key(repo_id, fq)
+    except InvalidKeyError:
+        return []
+    stored = read_symbol_definitions(store, key) or ()
+    return [Definition(fq, d.path) for d in stored]
+
+
+def _by_tail(qualified: Iterable[str], names: Sequence[str]) -> dict[str, list[str]]:
+    """For each name, the qualified names ending in ``.{name}``, in key order."""
+    wanted: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        wanted[name.rpartition(".")[2]].append(name)
+    matches: dict[str, list[str]] = {name: [] for name in names}
+    for fq in qualified:
+        for name in wanted.get(fq.rpartition(".")[2], ()):
+            if fq.endswith(name) and fq[-len(name) - 1 : -len(name)] == ".":
+                matches[name].append(fq)
+    return matches
+
+
+def _read_some(
+    store: Store, repo_id: str, candidates: Sequence[str], limit: int
+) -> tuple[list[Definition], int]:
+    """The first ``limit`` live definitions of ``candidates``, and how many there are.
+
+    Beyond the limit a candidate counts as one definition unread (its record is not read).
+    """
+    kept: list[Definition] = []
+    total = 0
+    for at, fq in enumerate(candidates):
+        if len(kept) >= limit:
+            return kept, total + len(candidates) - at
+        definitions = _definitions(store, repo_id, fq)
+        kept += definitions[: limit - len(kept)]
+        total += len(definitions)
+    return kept, total
+
+
+def close_names(name: str, qualified: Sequence[str]) -> tuple[str, ...]:
+    """Up to :data:`SUGGESTIONS` of ``qualified`` names close to ``name`` (module docstring)."""
+    by_last: dict[str, list[str]] = defaultdict(list)
+    for fq in qualified:
+        by_last[fq.rpartition(".")[2].lower()].append(fq)
+    last = name.rpartition(".")[2].lower()
+    close = difflib.get_close_matches(last, list(by_last), n=SUGGESTIONS, cutoff=0.7)
+    parts = name.count(".") + 1
+    wanted = name.lower()
+
+    def closeness(fq: str) -> float:
+        tail = ".".join(fq.split(".")[-parts:]).lower()
+        return difflib.SequenceMatcher(None, wanted, tail).ratio()
+
+    candidates = [fq for spelling in close for fq in by_last[spelling]][:_MAX_RANKED]
+    ranked = sorted(candidates, key=lambda fq: (-closeness(fq), len(fq), fq))
+    return tuple(ranked[:SUGGESTIONS])

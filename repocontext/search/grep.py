@@ -1,0 +1,414 @@
+r"""Grep: a literal or a regular expression, searched line by line in a repository's files.
+
+What an agent would otherwise run ``rg`` for, within the workspace's rules:
+
+* **Which files.** The files the index holds with their text (those its walk kept: no
+  ignored file, nothing under ``.git/``, nothing its include/exclude globs leave out), read
+  from disk as they are now, in path order; ``glob`` (gitignore style: ``*.py``,
+  ``src/**/*.ts``) narrows them. A file is read only when every part of its path is a real
+  directory or file inside the root (opened one component at a time without following
+  symlinks; a symlinked file is followed only to a target inside the root); binary files
+  (a NUL byte in the first 8 KiB), files over the repository's size cap and files that
+  vanished are skipped. A file added since the last index pass is not searched until the
+  reconcile loop (or ``repocontext_read`` of it) indexes it.
+* **Matching.** One compiled pattern (:mod:`repocontext.search.pattern`: RE2, linear time)
+  runs over each file's whole bytes; only a file that matches is split into lines. A match
+  never spans a line break. A line is reported once, at its first match (``column``).
+* **Answer.** Matches in path and line order, each with up to ``context_lines`` lines
+  before and after it. A line is shown once per page: context stops at the neighbouring
+  match (and does not repeat the lines of the match before), so ``before`` may be shorter
+  than asked; ``before[i]`` is line ``line - len(before) + i``. Lines are shown without their
+  line ending and cut at :data:`MAX_LINE_CHARS` characters (a cut is marked ``…``; a long
+  matching line is shown around its match).
+* **Paging.** At most ``page_size`` matches; ``truncated`` says more exist and
+  ``continuation_token`` continues after the last one shown (the token is bound to the
+  pattern, its options and the glob: another query refuses it).
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import errno
+import json
+import os
+import stat
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from repocontext.errors import InvalidInputError, InvalidTokenError, NotFoundError, RootChangedError
+from repocontext.index.files.fingerprint import is_binary
+from repocontext.index.files.roots import resolve_path
+from repocontext.index.files.walk import WalkOptions, path_filter
+from repocontext.search.pattern import LinePattern, compile_pattern
+from repocontext.store import STRUCTURAL, Store, read_repo
+from repocontext.store.keys import family_prefix
+
+__all__ = [
+    "DEFAULT_CONTEXT_LINES",
+    "DEFAULT_GREP_PAGE",
+    "MAX_CONTEXT_LINES",
+    "MAX_GREP_PAGE",
+    "MAX_LINE_CHARS",
+    "GrepMatch",
+    "GrepPage",
+    "GrepRequest",
+    "grep",
+]
+
+DEFAULT_CONTEXT_LINES: Final = 2
+MAX_CONTEXT_LINES: Final = 10
+DEFAULT_GREP_PAGE: Final = 100
+MAX_GREP_PAGE: Final = 500
+MAX_LINE_CHARS: Final = 300
+"""Longest line shown; longer ones are cut (marked with ``…``)."""
+
+_CUT: Final = "…"
+_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIRECTORY_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True, slots=True)
+class GrepRequest:
+    """One grep call.
+
+    Attributes:
+        repo_id: A registered repository.
+        pattern: The text to find, or a regular expression (RE2 syntax) with ``regex``.
+        regex: Read ``pattern`` as a regular expression.
+        case_sensitive: Letters must match in case.
+        glob: Only files whose path matches this gitignore-style glob.
+        context_lines: Lines shown before and after each match, 0..10.
+        page_size: Most matches returned, 1..500.
+        token: The ``continuation_token`` of the previous page of the same query.
+    """
+
+    repo_id: str
+    pattern: str
+    regex: bool = False
+    case_sensitive: bool = True
+    glob: str | None = None
+    context_lines: int = DEFAULT_CONTEXT_LINES
+    page_size: int = DEFAULT_GREP_PAGE
+    token: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GrepMatch:
+    """A matching line.
+
+    Attributes:
+        path: Repository-relative path of the file.
+        line: 1-based line number.
+        column: 1-based character column of the line's first match.
+        text: The line, without its line ending (cut at :data:`MAX_LINE_CHARS`).
+        before: Lines just before it, oldest first (see the module docstring).
+        after: Lines just after it.
+    """
+
+    path: str
+    line: int
+    column: int
+    text: str
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GrepPage:
+    """A page of matches.
+
+    Attributes:
+        matches: In path and line order.
+        truncated: More matches exist after the last one here.
+        continuation_token: Pass back (with the same query) for the next page.
+        files_searched: Files read for this page.
+    """
+
+    matches: tuple[GrepMatch, ...]
+    truncated: bool
+    continuation_token: str | None
+    files_searched: int
+
+
+def grep(store: Store, request: GrepRequest) -> GrepPage:
+    """Search the repository's indexed files (the rules: module docstring).
+
+    Raises:
+        NotFoundError: The repository is not registered.
+        InvalidInputError: The pattern or glob is invalid, a bound is out of range.
+        InvalidTokenError: The continuation token is malformed or from another query.
+        RootChangedError: The repository root now resolves elsewhere.
+    """
+    _check_bounds(request)
+    pattern = compile_pattern(
+        request.pattern, regex=request.regex, case_sensitive=request.case_sensitive
+    )
+    keep = path_filter([request.glob]) if request.glob is not None else None
+    repo = read_repo(store, request.repo_id)
+    if repo is None:
+        raise NotFoundError(f"no repository {request.repo_id[:100]!r} is registered")
+    root = Path(repo.root)
+    if resolve_path(root) != root:
+        raise RootChangedError(f"the root of repository {request.repo_id!r}, {root}, moved")
+    query = _fingerprint(request)
+    resume = _resume(request.token, query)
+    paths = _indexed_paths(store, request.repo_id, resume[0] if resume else None)
+    if keep is not None:
+        paths = [p for p in paths if keep(p)]
+    max_bytes = WalkOptions.from_wire(repo.filters).max_file_bytes
+    with _Reader(root, max_bytes) as reader:
+        return _Search(pattern, request, query, resume).run(reader, paths)
+
+
+def _check_bounds(request: GrepRequest) -> None:
+    if not 0 <= request.context_lines <= MAX_CONTEXT_LINES:
+        raise InvalidInputError(
+            f"context_lines must be within 0..{MAX_CONTEXT_LINES}, got {request.context_lines}",
+            hint="2 lines of context show most matches well.",
+        )
+    if not 1 <= request.page_size <= MAX_GREP_PAGE:
+        raise InvalidInputError(
+            f"page_size must be within 1..{MAX_GREP_PAGE}, got {request.page_size}",
+            hint="Page through more matches with the continuation token.",
+        )
+
+
+def _indexed_paths(store: Store, repo_id: str, after: str | None) -> list[str]:
+    """The paths of the repository's live file nodes, in order, from ``after`` on."""
+    prefix = family_prefix(repo_id, "file")
+    paths = [key[len(prefix) :] for key in store.keys(STRUCTURAL, prefix)]  # (paths: raw)
+    paths.sort()
+    return paths if after is None else paths[bisect.bisect_left(paths, after) :]
+
+
+class _Search:
+    """One page of one query: collects matches until the page is full."""
+
+    def __init__(
+        self,
+        pattern: LinePattern,
+        request: GrepRequest,
+        query: int,
+        resume: tuple[str, int] | None,
+    ) -> None:
+        self.pattern = pattern
+        self.context = request.context_lines
+        self.size = request.page_size
+        self.query = query
+        self.resume = resume
+        self.matches: list[GrepMatch] = []
+        self.searched = 0
+
+    def run(self, reader: _Reader, paths: Sequence[str]) -> GrepPage:
+        for path in paths:
+            data = reader.read(path)
+            if data is None:
+                continue
+            self.searched += 1
+            if self.pattern.search(data) is None:
+                continue  # (nearly every file: nothing but one search over its bytes)
+            skip = self.resume[1] if self.resume and self.resume[0] == path else 0
+            if len(self.matches) == self.size:  # full: is there anything after it?
+                if next(_hits(self.pattern, data, skip), None) is not None:
+                    return self._page(truncated=True)
+            elif self._file(path, data, skip):
+                return self._page(truncated=True)
+        return self._page(truncated=False)
+
+    def _file(self, path: str, data: bytes, skip: int) -> bool:
+        """Add the file's matches after line ``skip``; True when more are left in it."""
+        hits = list(_hits(self.pattern, data, skip))
+        if not hits:
+            return False
+        room = self.size - len(self.matches)
+        lines = data.split(b"\n")
+        if data.endswith(b"\n"):
+            lines.pop()  # (the empty tail after the last line ending is no line)
+        shown = hits[:room]
+        for at, (number, column) in enumerate(shown):
+            low = max(number - self.context, shown[at - 1][0] + 1 + self.context if at else 1)
+            following = shown[at + 1][0] if at + 1 < len(shown) else len(lines) + 1
+            high = min(number + self.context, following - 1, len(lines))
+            self.matches.append(
+                GrepMatch(
+                    path=path,
+                    line=number,
+                    column=column,
+                    text=_shown(lines[number - 1], column),
+                    before=tuple(_shown(lines[n - 1]) for n in range(max(low, 1), number)),
+                    after=tuple(_shown(lines[n - 1]) for n in range(number + 1, high + 1)),
+                )
+            )
+        return len(hits) > room
+
+    def _page(self, *, truncated: bool) -> GrepPage:
+        token = None
+        if truncated and self.matches:
+            last = self.matches[-1]
+            token = _token(self.query, last.path, last.line)
+        return GrepPage(tuple(self.matches), truncated, token, self.searched)
+
+
+def _hits(pattern: LinePattern, data: bytes, skip: int) -> Iterator[tuple[int, int]]:
+    """``(line, column)`` of each matching line after line ``skip``, in order.
+
+    Only files that match get here past the first search; line numbers are counted
+    incrementally between matches, never for the whole file up front.
+    """
+    pos = 0
+    for _ in range(skip):
+        pos = data.find(b"\n", pos) + 1
+        if pos == 0:
+            return
+    number, counted, size = skip + 1, pos, len(data)
+    while pos <= size:
+        span = pattern.search(data, pos)
+        if span is None:
+            return
+        start = span[0]
+        if start == size and (size == 0 or data.endswith(b"\n")):
+            return  # an empty match after the last line ending: no line is there
+        line_start = data.rfind(b"\n", 0, start) + 1
+        number += data.count(b"\n", counted, line_start)
+        counted = line_start
+        column = len(data[line_start:start].decode("utf-8", "replace")) + 1
+        yield number, column
+        line_end = data.find(b"\n", start)
+        if line_end < 0:
+            return
+        pos = line_end + 1
+
+
+def _shown(raw: bytes, column: int | None = None) -> str:
+    r"""A line as shown: decoded, without ``\r``, cut around ``column`` when too long."""
+    text = raw.decode("utf-8", "replace")
+    if text.endswith("\r"):
+        text = text[:-1]
+    if len(text) <= MAX_LINE_CHARS:
+        return text
+    start = 0 if column is None else max(0, min(column - 1 - MAX_LINE_CHARS // 4, len(text)))
+    end = start + MAX_LINE_CHARS
+    return (_CUT if start else "") + text[start:end] + (_CUT if end < len(text) else "")
+
+
+def _fingerprint(request: GrepRequest) -> int:
+    query = [request.repo_id, request.pattern, request.regex, request.case_sensitive]
+    return zlib.crc32(json.dumps([*query, request.glob]).encode())
+
+
+def _token(query: int, path: str, line: int) -> str:
+    payload = json.dumps([query, path, line], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(payload).decode()
+
+
+def _resume(token: str | None, query: int) -> tuple[str, int] | None:
+    """Where a page continues: after line ``line`` of ``path``.
+
+    Raises:
+        InvalidTokenError: The token is malformed or belongs to another query.
+    """
+    if token is None:
+        return None
+    try:
+        tag, path, line = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, TypeError) as exc:
+        raise InvalidTokenError("the continuation token is malformed") from exc
+    if not isinstance(path, str) or not isinstance(line, int) or line < 1:
+        raise InvalidTokenError("the continuation token is malformed")
+    if tag != query:
+        raise InvalidTokenError(
+            "the continuation token belongs to another query",
+            hint="Pass the token back with the same pattern, options and glob.",
+        )
+    return path, line
+
+
+class _Reader:
+    """Reads files under a root, one path component at a time, never through a symlink.
+
+    Directories are opened with ``O_NOFOLLOW`` relative to their parent and kept open while
+    the (path-ordered) files under them are read, so a directory replaced by a symlink since
+    the index saw it is not entered, and a file that is a symlink is followed only to a
+    target inside the root.
+    """
+
+    def __init__(self, root: Path, max_bytes: int) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self._stack: list[tuple[str, int]] = []
+        self._root_fd = -1
+
+    def __enter__(self) -> _Reader:
+        self._root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for _, fd in self._stack:
+            os.close(fd)
+        self._stack.clear()
+        os.close(self._root_fd)
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes, or ``None`` when it is not to be read (module docstring)."""
+        directory, _, name = path.rpartition("/")
+        parent = self._directory(directory.split("/") if directory else [])
+        if parent is None:
+            return None
+        try:
+            fd = os.open(name, _OPEN_FLAGS, dir_fd=parent)
+        except OSError as exc:
+            return self._through_link(path) if exc.errno == errno.ELOOP else None
+        return self._contents(fd)
+
+    def _contents(self, fd: int) -> bytes | None:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
+                return None
+            data = os.read(fd, info.st_size + 1)  # (a short read of a regular file: its end)
+            if len(data) > info.st_size:  # it grew since the stat: read the rest
+                data += _rest(fd, self.max_bytes + 1 - len(data))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return None if len(data) > self.max_bytes or is_binary(data) else data
+
+    def _through_link(self, path: str) -> bytes | None:
+        """A symlinked file: read only when its target is a file inside the root."""
+        target = resolve_path(self.root / path)
+        if not target.is_relative_to(self.root):
+            return None
+        try:
+            fd = os.open(target, _OPEN_FLAGS)
+        except OSError:
+            return None
+        return self._contents(fd)
+
+    def _directory(self, parts: list[str]) -> int | None:
+        """An open descriptor of the directory ``parts`` under the root, or ``None``."""
+        kept = 0
+        while kept < min(len(parts), len(self._stack)) and self._stack[kept][0] == parts[kept]:
+            kept += 1
+        while len(self._stack) > kept:
+            os.close(self._stack.pop()[1])
+        for part in parts[kept:]:
+            parent = self._stack[-1][1] if self._stack else self._root_fd
+            try:
+                fd = os.open(part, _DIRECTORY_FLAGS, dir_fd=parent)
+            except OSError:
+                return None
+            self._stack.append((part, fd))
+        return self._stack[-1][1] if self._stack else self._root_fd
+
+
+def _rest(fd: int, most: int) -> bytes:
+    chunks: list[bytes] = []
+    while most > 0 and (chunk := os.read(fd, min(most, 1 << 20))):
+        chunks.append(chunk)
+        most -= len(chunk)
+    return b"".join(chunks)
