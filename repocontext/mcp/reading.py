@@ -116,8 +116,8 @@ def symbol_tool(workspace: Workspace) -> ToolSpec:
         (decorators included), `signature`, `text` (those lines exactly), `tokenCount`,
         `blobId` of the file and `fresh`; for a member, `enclosing` holds the header lines
         of each enclosing class (or namespace, module...), outermost first. A dotted tail
-        (`Flask.run`) matches every qualified name ending in it: each name serves up to
-        10 definitions and `ambiguous` says how many it matched (qualify it, or
+        (`Flask.run`) matches every qualified name ending in it: a name serves
+        up to 10 definitions and `ambiguous` says how many it matched (qualify it, or
         use path::name). A name that matches nothing, or whose file cannot be read, is listed
         in `missing` with the reason and close names as `suggestions`; the others are
         still served. With `budgetTokens` whole definitions are served in the order asked
