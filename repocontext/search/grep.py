@@ -33,6 +33,8 @@ import errno
 import json
 import os
 import stat
+import threading
+import weakref
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -179,10 +181,38 @@ def _check_bounds(request: GrepRequest) -> None:
 
 def _indexed_paths(store: Store, repo_id: str, after: str | None) -> list[str]:
     """The paths of the repository's live file nodes, in order, from ``after`` on."""
-    prefix = family_prefix(repo_id, "file")
-    paths = [key[len(prefix) :] for key in store.keys(STRUCTURAL, prefix)]  # (paths: raw)
-    paths.sort()
+    paths = _LISTINGS.paths(store, repo_id)
     return paths if after is None else paths[bisect.bisect_left(paths, after) :]
+
+
+class _Listings:
+    """The file lists of recent calls, kept while the store's change sequence stays put.
+
+    Listing 10,000 file nodes reads every record's liveness header (tens of milliseconds,
+    a third of a search); any write to the store moves its sequence, so a kept list is
+    never older than the index.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: weakref.WeakKeyDictionary[Store, dict[str, tuple[int, list[str]]]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def paths(self, store: Store, repo_id: str) -> list[str]:
+        seq = store.last_seq()  # (read first: a write during the listing moves it again)
+        with self._lock:
+            kept = self._kept.get(store, {}).get(repo_id)
+        if kept is not None and kept[0] == seq:
+            return kept[1]
+        prefix = family_prefix(repo_id, "file")
+        paths = sorted(key[len(prefix) :] for key in store.keys(STRUCTURAL, prefix))
+        with self._lock:
+            self._kept.setdefault(store, {})[repo_id] = (seq, paths)
+        return paths
+
+
+_LISTINGS: Final = _Listings()
 
 
 class _Search:
@@ -341,9 +371,11 @@ class _Reader:
         self.max_bytes = max_bytes
         self._stack: list[tuple[str, int]] = []
         self._root_fd = -1
+        self._last: tuple[str, int | None] = ("", None)  # the directory of the last file
 
     def __enter__(self) -> _Reader:
         self._root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._last = ("", self._root_fd)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -355,7 +387,11 @@ class _Reader:
     def read(self, path: str) -> bytes | None:
         """The file's bytes, or ``None`` when it is not to be read (module docstring)."""
         directory, _, name = path.rpartition("/")
-        parent = self._directory(directory.split("/") if directory else [])
+        if directory == self._last[0]:
+            parent = self._last[1]
+        else:
+            parent = self._directory(directory.split("/") if directory else [])
+            self._last = (directory, parent)
         if parent is None:
             return None
         try:

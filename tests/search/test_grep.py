@@ -212,3 +212,12 @@ def test_a_symlinked_file_inside_the_root_is_read_through_its_link(tmp_path):
     with Workspace.open(settings) as workspace:
         workspace.bootstrap(repo, "app", background=False)
         assert where(grep(workspace, "open(")) == [("link.py", 1), ("real.py", 1)]
+
+
+def test_a_file_indexed_after_a_search_is_found_by_the_next_one(workspace):
+    assert grep(workspace, "fresh_marker").matches == ()
+    root = Path(workspace.get_repo("app").root)
+    (root / "pkg" / "late.py").write_text("fresh_marker = 1\n")
+    assert grep(workspace, "fresh_marker").matches == ()  # (not indexed yet)
+    workspace.refresh("app", ["pkg/late.py"])
+    assert where(grep(workspace, "fresh_marker")) == [("pkg/late.py", 1)]
