@@ -36,7 +36,7 @@ import stat
 import threading
 import weakref
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -44,7 +44,7 @@ from typing import Final
 from repocontext.errors import InvalidInputError, InvalidTokenError, NotFoundError, RootChangedError
 from repocontext.index.files.fingerprint import is_binary
 from repocontext.index.files.roots import resolve_path
-from repocontext.index.files.walk import WalkOptions, path_filter
+from repocontext.index.files.walk import WalkOptions, path_filter, walk
 from repocontext.search.pattern import LinePattern, compile_pattern
 from repocontext.store import STRUCTURAL, Store, read_repo
 from repocontext.store.keys import family_prefix
@@ -161,9 +161,13 @@ def grep(store: Store, request: GrepRequest) -> GrepPage:
     paths = _indexed_paths(store, request.repo_id, resume[0] if resume else None)
     if keep is not None:
         paths = [p for p in paths if keep(p)]
-    max_bytes = WalkOptions.from_wire(repo.filters).max_file_bytes
-    with _Reader(root, max_bytes) as reader:
-        return _Search(pattern, request, query, resume).run(reader, paths)
+    options = WalkOptions.from_wire(repo.filters)
+
+    def listed(candidates: list[str]) -> set[str]:
+        return {entry.path for entry in walk(root, options, scope=candidates).entries}
+
+    with _Reader(root, options.max_file_bytes) as reader:
+        return _Search(pattern, request, query, resume, listed).run(reader, paths)
 
 
 def _check_bounds(request: GrepRequest) -> None:
@@ -216,7 +220,12 @@ _LISTINGS: Final = _Listings()
 
 
 class _Search:
-    """One page of one query: collects matches until the page is full."""
+    """One page of one query: collects matches until the page is full.
+
+    Matching files wait in ``pending`` until they hold enough lines to fill the page (and
+    show whether more exist); then one walk of just those paths (the repository's own rules,
+    as a page checks them) drops any the rules now leave out, before a line of them is kept.
+    """
 
     def __init__(
         self,
@@ -224,16 +233,20 @@ class _Search:
         request: GrepRequest,
         query: int,
         resume: tuple[str, int] | None,
+        listed: Callable[[list[str]], set[str]],
     ) -> None:
         self.pattern = pattern
         self.context = request.context_lines
         self.size = request.page_size
         self.query = query
         self.resume = resume
+        self.listed = listed
         self.matches: list[GrepMatch] = []
         self.searched = 0
+        self.pending: list[tuple[str, bytes, list[tuple[int, int]]]] = []
 
     def run(self, reader: _Reader, paths: Sequence[str]) -> GrepPage:
+        waiting = 0
         for path in paths:
             data = reader.read(path)
             if data is None:
@@ -242,18 +255,32 @@ class _Search:
             if self.pattern.search(data) is None:
                 continue  # (nearly every file: nothing but one search over its bytes)
             skip = self.resume[1] if self.resume and self.resume[0] == path else 0
-            if len(self.matches) == self.size:  # full: is there anything after it?
-                if next(_hits(self.pattern, data, skip), None) is not None:
+            hits = list(_hits(self.pattern, data, skip))
+            if not hits:
+                continue
+            self.pending.append((path, data, hits))
+            waiting += len(hits)
+            if len(self.matches) + waiting > self.size:
+                if self._flush():
                     return self._page(truncated=True)
-            elif self._file(path, data, skip):
-                return self._page(truncated=True)
-        return self._page(truncated=False)
+                waiting = 0
+        return self._page(truncated=self._flush())
 
-    def _file(self, path: str, data: bytes, skip: int) -> bool:
-        """Add the file's matches after line ``skip``; True when more are left in it."""
-        hits = list(_hits(self.pattern, data, skip))
-        if not hits:
+    def _flush(self) -> bool:
+        """Keep the lines of the pending files the rules still list; True when more are left."""
+        pending, self.pending = self.pending, []
+        if not pending:
             return False
+        listed = self.listed([path for path, _, _ in pending])
+        for path, data, hits in pending:
+            if path not in listed:
+                continue
+            if len(self.matches) == self.size or self._file(path, data, hits):
+                return True
+        return False
+
+    def _file(self, path: str, data: bytes, hits: list[tuple[int, int]]) -> bool:
+        """Add the file's matching lines while there is room; True when some are left."""
         room = self.size - len(self.matches)
         lines = data.split(b"\n")
         if data.endswith(b"\n"):

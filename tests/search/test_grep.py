@@ -221,3 +221,13 @@ def test_a_file_indexed_after_a_search_is_found_by_the_next_one(workspace):
     assert grep(workspace, "fresh_marker").matches == ()  # (not indexed yet)
     workspace.refresh("app", ["pkg/late.py"])
     assert where(grep(workspace, "fresh_marker")) == [("pkg/late.py", 1)]
+
+
+def test_a_file_ignored_since_it_was_indexed_is_not_reported(workspace):
+    root = Path(workspace.get_repo("app").root)
+    (root / ".gitignore").write_text("secret.txt\npkg/util.py\n")  # (no index pass since)
+    assert where(grep(workspace, "open(", context_lines=0)) == [
+        ("README.md", 1),
+        ("pkg/app.py", 4),
+        ("pkg/app.py", 7),
+    ]
