@@ -13,10 +13,11 @@ line. Text is searched as UTF-8 bytes, so a file is never decoded to be searched
 
 from __future__ import annotations
 
+import functools
+import importlib
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Final
-
-import re2
 
 from repocontext.errors import InvalidInputError
 
@@ -26,7 +27,6 @@ MAX_PATTERN_CHARS: Final = 1_000
 """Longest pattern accepted."""
 
 _MAX_PROGRAM_BYTES: Final = 8 << 20  # RE2's memory for one compiled pattern (its default)
-_UNANCHORED: Final = re2._Anchor.UNANCHORED
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +43,11 @@ class LinePattern:
     regex: bool
     case_sensitive: bool
     _match: Any
+    _anchor: Any
 
     def search(self, data: bytes, pos: int = 0) -> tuple[int, int] | None:
         """The byte span of the first match in ``data`` at or after ``pos``, or ``None``."""
-        start, end = self._match(_UNANCHORED, data, pos, len(data))[0]
+        start, end = self._match(self._anchor, data, pos, len(data))[0]
         return None if start < 0 else (start, end)
 
 
@@ -67,6 +68,7 @@ def compile_pattern(pattern: str, *, regex: bool, case_sensitive: bool) -> LineP
             "a pattern holds a line break or a NUL byte",
             hint="Patterns match within one line: search for one line's text at a time.",
         )
+    re2 = _engine()
     options = re2.Options()
     options.never_nl = True
     options.log_errors = False
@@ -84,7 +86,15 @@ def compile_pattern(pattern: str, *, regex: bool, case_sensitive: bool) -> LineP
         ) from exc
     # The compiled program's own match call: the module's search() wraps it in a generator
     # and a match object per call, a third of the time of a search over a small file.
-    return LinePattern(pattern, regex, case_sensitive, compiled._regexp.Match)
+    return LinePattern(
+        pattern, regex, case_sensitive, compiled._regexp.Match, re2._Anchor.UNANCHORED
+    )
+
+
+@functools.cache
+def _engine() -> ModuleType:
+    """The RE2 module, imported on first use: only grep needs it."""
+    return importlib.import_module("re2")
 
 
 def _reason(exc: Exception) -> str:
