@@ -5,8 +5,9 @@ and wants the code, not the file. Rules (``docs/tools.md``, ``repocontext_symbol
 
 * **Names.** A fully qualified name (``src.flask.app.Flask.run``) or any dotted tail of it
   (``Flask.run``), looked up in the index (:mod:`repocontext.index.projections.
-  symbol_lookup`); or ``path::name``, the definitions in that file whose qualified name is
-  ``name``, ends in ``.{name}`` or is the file's module followed by ``name``. At most
+  symbol_lookup`; ``Type::member`` reads as ``Type.member``); or ``path::name``, the
+  definitions in that file whose qualified name is ``name``, ends in ``.{name}`` or is the
+  file's module followed by ``name``. At most
   :data:`MAX_NAMES` names per call and :data:`MAX_MATCHES` definitions per name (a name
   matching more reports how many in ``ambiguous``).
 * **Source.** Each defining file is read as a page is (:func:`~repocontext.pack.page.
@@ -225,15 +226,25 @@ def read_symbols(
     asked = _checked(names, budget_tokens)
     if read_repo(store, repo_id) is None:
         raise NotFoundError(f"no repository {repo_id[:100]!r} is registered")
-    plain = [name for name in asked if "::" not in name]
-    lookups = find_symbols(store, repo_id, plain, MAX_MATCHES)
+    dotted = {name: name.replace("::", ".") for name in asked if not _names_file(name)}
+    lookups = find_symbols(store, repo_id, list(dotted.values()), MAX_MATCHES)
     reading = _Reading(store, index, repo_id)
     for name in asked:
-        if name in lookups:
-            reading.defined(name, lookups[name])
+        if name in dotted:
+            reading.defined(name, lookups[dotted[name]])
         else:
             reading.in_file(name)
     return reading.answer(budget_tokens)
+
+
+def _names_file(name: str) -> bool:
+    """``path::name``: the part before the last ``::`` is a path (it holds ``/`` or ``.``).
+
+    Otherwise ``::`` is a scope separator as C++, Rust and Ruby write it (``Circle::area``),
+    read as the dot of a qualified name.
+    """
+    path, separator, _ = name.rpartition("::")
+    return bool(separator) and ("/" in path or "." in path)
 
 
 def _checked(names: Sequence[str], budget_tokens: int | None) -> list[str]:

@@ -123,6 +123,15 @@ def test_an_ambiguous_name_serves_at_most_the_bound_and_counts_the_rest(tmp_path
     assert answer.ambiguous[0].matches == 15 and answer.ambiguous[0].served == MAX_MATCHES
 
 
+def test_a_scope_written_with_double_colons_reads_as_a_dotted_name(workspace):
+    answer = workspace.symbols("geo", ["Circle::area", "Widget::draw"])
+    assert [s.fq_name for s in answer.symbols] == [
+        "geo.shapes.Circle.area",
+        "web.widget.Widget.draw",
+    ]
+    assert [s.name for s in answer.symbols] == ["Circle::area", "Widget::draw"]
+
+
 def test_a_path_qualified_name_looks_in_that_file_only(workspace):
     answer = workspace.symbols("geo", ["geo/shapes.py::area", "geo/other.py::Square.area"])
     assert [s.fq_name for s in answer.symbols] == ["geo.shapes.area", "geo.other.Square.area"]
