@@ -38,6 +38,7 @@ import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Final
 
@@ -158,12 +159,15 @@ def grep(store: Store, request: GrepRequest) -> GrepPage:
         raise RootChangedError(f"the root of repository {request.repo_id!r}, {root}, moved")
     query = _fingerprint(request)
     resume = _resume(request.token, query)
-    paths = _indexed_paths(store, request.repo_id, resume[0] if resume else None)
+    listing = _LISTINGS.get(store, request.repo_id)
+    paths = listing.after(resume[0]) if resume else listing.paths
     if keep is not None:
         paths = [p for p in paths if keep(p)]
     options = WalkOptions.from_wire(repo.filters)
 
     def listed(candidates: list[str]) -> set[str]:
+        if not _rules_changed(root, listing.directories, repo.indexed_at):
+            return set(candidates)  # (the index's list follows the rules as they are)
         return {entry.path for entry in walk(root, options, scope=candidates).entries}
 
     with _Reader(root, options.max_file_bytes) as reader:
@@ -183,10 +187,24 @@ def _check_bounds(request: GrepRequest) -> None:
         )
 
 
-def _indexed_paths(store: Store, repo_id: str, after: str | None) -> list[str]:
-    """The paths of the repository's live file nodes, in order, from ``after`` on."""
-    paths = _LISTINGS.paths(store, repo_id)
-    return paths if after is None else paths[bisect.bisect_left(paths, after) :]
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    """The repository's indexed files in path order, and every directory holding them."""
+
+    paths: list[str]
+    directories: tuple[str, ...]
+
+    def after(self, path: str) -> list[str]:
+        """The paths from ``path`` on."""
+        return self.paths[bisect.bisect_left(self.paths, path) :]
+
+    @classmethod
+    def of(cls, paths: list[str]) -> _Listing:
+        directories = {""}
+        for parent in {path.rpartition("/")[0] for path in paths}:
+            parts = parent.split("/")
+            directories.update("/".join(parts[: n + 1]) for n in range(len(parts)))
+        return cls(paths, tuple(sorted(directories)))
 
 
 class _Listings:
@@ -199,21 +217,44 @@ class _Listings:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._kept: weakref.WeakKeyDictionary[Store, dict[str, tuple[int, list[str]]]] = (
+        self._kept: weakref.WeakKeyDictionary[Store, dict[str, tuple[int, _Listing]]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def paths(self, store: Store, repo_id: str) -> list[str]:
+    def get(self, store: Store, repo_id: str) -> _Listing:
         seq = store.last_seq()  # (read first: a write during the listing moves it again)
         with self._lock:
             kept = self._kept.get(store, {}).get(repo_id)
         if kept is not None and kept[0] == seq:
             return kept[1]
         prefix = family_prefix(repo_id, "file")
-        paths = sorted(key[len(prefix) :] for key in store.keys(STRUCTURAL, prefix))
+        listing = _Listing.of(sorted(key[len(prefix) :] for key in store.keys(STRUCTURAL, prefix)))
         with self._lock:
-            self._kept.setdefault(store, {})[repo_id] = (seq, paths)
-        return paths
+            self._kept.setdefault(store, {})[repo_id] = (seq, listing)
+        return listing
+
+
+def _rules_changed(root: Path, directories: Sequence[str], indexed_at: str | None) -> bool:
+    """Whether an ignore file may have changed since the last index pass (or none ran).
+
+    The ``.gitignore`` of every directory holding indexed files (new ones included) and
+    ``.git/info/exclude``: when none is newer than the pass, the index's list of files is
+    what the rules keep now.
+    """
+    try:
+        since = datetime.fromisoformat(indexed_at).timestamp() if indexed_at else None
+    except ValueError:
+        since = None
+    if since is None:
+        return True
+    ignore_files = [f"{d}/.gitignore" if d else ".gitignore" for d in directories]
+    for rel in (*ignore_files, ".git/info/exclude"):
+        try:
+            if os.stat(root / rel).st_mtime >= since:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 _LISTINGS: Final = _Listings()

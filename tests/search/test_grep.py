@@ -231,3 +231,12 @@ def test_a_file_ignored_since_it_was_indexed_is_not_reported(workspace):
         ("pkg/app.py", 4),
         ("pkg/app.py", 7),
     ]
+
+
+def test_a_new_ignore_file_in_a_subdirectory_hides_what_it_ignores(workspace):
+    root = Path(workspace.get_repo("app").root)
+    (root / "pkg" / ".gitignore").write_text("app.py\n")
+    assert where(grep(workspace, "open(", context_lines=0)) == [
+        ("README.md", 1),
+        ("pkg/util.py", 2),
+    ]
