@@ -323,9 +323,7 @@ class _Search:
     def _file(self, path: str, data: bytes, hits: list[tuple[int, int]]) -> bool:
         """Add the file's matching lines while there is room; True when some are left."""
         room = self.size - len(self.matches)
-        lines = data.split(b"\n")
-        if data.endswith(b"\n"):
-            lines.pop()  # (the empty tail after the last line ending is no line)
+        lines = _lines(data)
         shown = hits[:room]
         for at, (number, column) in enumerate(shown):
             low = max(number - self.context, shown[at - 1][0] + 1 + self.context if at else 1)
@@ -333,12 +331,12 @@ class _Search:
             high = min(number + self.context, following - 1, len(lines))
             self.matches.append(
                 GrepMatch(
-                    path=path,
-                    line=number,
-                    column=column,
-                    text=_shown(lines[number - 1], column),
-                    before=tuple(_shown(lines[n - 1]) for n in range(max(low, 1), number)),
-                    after=tuple(_shown(lines[n - 1]) for n in range(number + 1, high + 1)),
+                    path,
+                    number,
+                    column,
+                    _shown(lines[number - 1], column),
+                    tuple(map(_shown, lines[max(low, 1) - 1 : number - 1])),
+                    tuple(map(_shown, lines[number:high])),
                 )
             )
         return len(hits) > room
@@ -381,9 +379,18 @@ def _hits(pattern: LinePattern, data: bytes, skip: int) -> Iterator[tuple[int, i
         pos = line_end + 1
 
 
-def _shown(raw: bytes, column: int | None = None) -> str:
-    r"""A line as shown: decoded, without ``\r``, cut around ``column`` when too long."""
-    text = raw.decode("utf-8", "replace")
+def _lines(data: bytes) -> list[str]:
+    r"""A matching file's lines, decoded (bad bytes replaced), without their ``\n``."""
+    lines = data.decode("utf-8", "replace").split("\n")
+    if data.endswith(b"\n"):
+        lines.pop()  # (the empty tail after the last line ending is no line)
+    return lines
+
+
+def _shown(text: str, column: int | None = None) -> str:
+    r"""A line as shown: without a ``\r`` ending, cut around ``column`` when too long."""
+    if len(text) <= MAX_LINE_CHARS and not text.endswith("\r"):
+        return text  # (nearly every line)
     if text.endswith("\r"):
         text = text[:-1]
     if len(text) <= MAX_LINE_CHARS:
