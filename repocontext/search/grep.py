@@ -10,7 +10,10 @@ What an agent would otherwise run ``rg`` for, within the workspace's rules:
   symlinks; a symlinked file is followed only to a target inside the root); binary files
   (a NUL byte in the first 8 KiB), files over the repository's size cap and files that
   vanished are skipped. A file added since the last index pass is not searched until the
-  reconcile loop (or ``repocontext_read`` of it) indexes it.
+  reconcile loop (or ``repocontext_read`` of it) indexes it. When an ignore file (the
+  ``.gitignore`` of a directory holding indexed files, ``.git/info/exclude``) changed since
+  the last index pass, the files that match are checked against the repository's rules again
+  (one walk of just those paths, as a page checks one) before a line of them is kept.
 * **Matching.** One compiled pattern (:mod:`repocontext.search.pattern`: RE2, linear time)
   runs over each file's whole bytes; only a file that matches is split into lines. A match
   never spans a line break. A line is reported once, at its first match (``column``).
@@ -29,10 +32,8 @@ from __future__ import annotations
 
 import base64
 import bisect
-import errno
 import json
 import os
-import stat
 import threading
 import weakref
 import zlib
@@ -43,9 +44,9 @@ from pathlib import Path
 from typing import Final
 
 from repocontext.errors import InvalidInputError, InvalidTokenError, NotFoundError, RootChangedError
-from repocontext.index.files.fingerprint import is_binary
 from repocontext.index.files.roots import resolve_path
 from repocontext.index.files.walk import WalkOptions, path_filter, walk
+from repocontext.search._reader import RootedReader
 from repocontext.search.pattern import LinePattern, compile_pattern
 from repocontext.store import STRUCTURAL, Store, read_repo
 from repocontext.store.keys import family_prefix
@@ -70,8 +71,6 @@ MAX_LINE_CHARS: Final = 300
 """Longest line shown; longer ones are cut (marked with ``…``)."""
 
 _CUT: Final = "…"
-_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_DIRECTORY_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +164,16 @@ def grep(store: Store, request: GrepRequest) -> GrepPage:
         paths = [p for p in paths if keep(p)]
     options = WalkOptions.from_wire(repo.filters)
 
+    changed: list[bool] = []  # (looked at once, when a file first matches)
+
     def listed(candidates: list[str]) -> set[str]:
-        if not _rules_changed(root, listing.directories, repo.indexed_at):
+        if not changed:
+            changed.append(_rules_changed(root, listing.directories, repo.indexed_at))
+        if not changed[0]:
             return set(candidates)  # (the index's list follows the rules as they are)
         return {entry.path for entry in walk(root, options, scope=candidates).entries}
 
-    with _Reader(root, options.max_file_bytes) as reader:
+    with RootedReader(root, options.max_file_bytes) as reader:
         return _Search(pattern, request, query, resume, listed).run(reader, paths)
 
 
@@ -286,7 +289,7 @@ class _Search:
         self.searched = 0
         self.pending: list[tuple[str, bytes, list[tuple[int, int]]]] = []
 
-    def run(self, reader: _Reader, paths: Sequence[str]) -> GrepPage:
+    def run(self, reader: RootedReader, paths: Sequence[str]) -> GrepPage:
         waiting = 0
         for path in paths:
             data = reader.read(path)
@@ -430,96 +433,3 @@ def _resume(token: str | None, query: int) -> tuple[str, int] | None:
             hint="Pass the token back with the same pattern, options and glob.",
         )
     return path, line
-
-
-class _Reader:
-    """Reads files under a root, one path component at a time, never through a symlink.
-
-    Directories are opened with ``O_NOFOLLOW`` relative to their parent and kept open while
-    the (path-ordered) files under them are read, so a directory replaced by a symlink since
-    the index saw it is not entered, and a file that is a symlink is followed only to a
-    target inside the root.
-    """
-
-    def __init__(self, root: Path, max_bytes: int) -> None:
-        self.root = root
-        self.max_bytes = max_bytes
-        self._stack: list[tuple[str, int]] = []
-        self._root_fd = -1
-        self._last: tuple[str, int | None] = ("", None)  # the directory of the last file
-
-    def __enter__(self) -> _Reader:
-        self._root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        self._last = ("", self._root_fd)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for _, fd in self._stack:
-            os.close(fd)
-        self._stack.clear()
-        os.close(self._root_fd)
-
-    def read(self, path: str) -> bytes | None:
-        """The file's bytes, or ``None`` when it is not to be read (module docstring)."""
-        directory, _, name = path.rpartition("/")
-        if directory == self._last[0]:
-            parent = self._last[1]
-        else:
-            parent = self._directory(directory.split("/") if directory else [])
-            self._last = (directory, parent)
-        if parent is None:
-            return None
-        try:
-            fd = os.open(name, _OPEN_FLAGS, dir_fd=parent)
-        except OSError as exc:
-            return self._through_link(path) if exc.errno == errno.ELOOP else None
-        return self._contents(fd)
-
-    def _contents(self, fd: int) -> bytes | None:
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
-                return None
-            data = os.read(fd, info.st_size + 1)  # (a short read of a regular file: its end)
-            if len(data) > info.st_size:  # it grew since the stat: read the rest
-                data += _rest(fd, self.max_bytes + 1 - len(data))
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        return None if len(data) > self.max_bytes or is_binary(data) else data
-
-    def _through_link(self, path: str) -> bytes | None:
-        """A symlinked file: read only when its target is a file inside the root."""
-        target = resolve_path(self.root / path)
-        if not target.is_relative_to(self.root):
-            return None
-        try:
-            fd = os.open(target, _OPEN_FLAGS)
-        except OSError:
-            return None
-        return self._contents(fd)
-
-    def _directory(self, parts: list[str]) -> int | None:
-        """An open descriptor of the directory ``parts`` under the root, or ``None``."""
-        kept = 0
-        while kept < min(len(parts), len(self._stack)) and self._stack[kept][0] == parts[kept]:
-            kept += 1
-        while len(self._stack) > kept:
-            os.close(self._stack.pop()[1])
-        for part in parts[kept:]:
-            parent = self._stack[-1][1] if self._stack else self._root_fd
-            try:
-                fd = os.open(part, _DIRECTORY_FLAGS, dir_fd=parent)
-            except OSError:
-                return None
-            self._stack.append((part, fd))
-        return self._stack[-1][1] if self._stack else self._root_fd
-
-
-def _rest(fd: int, most: int) -> bytes:
-    chunks: list[bytes] = []
-    while most > 0 and (chunk := os.read(fd, min(most, 1 << 20))):
-        chunks.append(chunk)
-        most -= len(chunk)
-    return b"".join(chunks)
