@@ -30,7 +30,8 @@ and wants the code, not the file. Rules (``docs/tools.md``, ``repocontext_symbol
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Final
@@ -327,7 +328,7 @@ class _Reading:
                 MissingSymbol(
                     name,
                     f"{source.path} defines no {wanted}",
-                    close_names(wanted, [symbol.fq_name for symbol, _ in matches]),
+                    close_names(wanted, _by_last(symbol.fq_name for symbol, _ in matches)),
                 )
             )
             return
@@ -460,6 +461,13 @@ def _walk(
     for symbol in symbols:
         yield symbol, around
         yield from _walk(symbol.children, (*around, symbol))
+
+
+def _by_last(qualified: Iterable[str]) -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = defaultdict(list)
+    for fq in qualified:
+        grouped[fq.rpartition(".")[2]].append(fq)
+    return grouped
 
 
 def _distinct(found: Sequence[Definition]) -> list[Definition]:

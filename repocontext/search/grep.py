@@ -34,8 +34,6 @@ import base64
 import bisect
 import json
 import os
-import threading
-import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -48,7 +46,7 @@ from repocontext.index.files.roots import resolve_path
 from repocontext.index.files.walk import WalkOptions, path_filter, walk
 from repocontext.search._reader import RootedReader
 from repocontext.search.pattern import LinePattern, compile_pattern
-from repocontext.store import STRUCTURAL, Store, read_repo
+from repocontext.store import STRUCTURAL, Store, StoreMemo, read_repo
 from repocontext.store.keys import family_prefix
 
 __all__ = [
@@ -210,31 +208,14 @@ class _Listing:
         return cls(paths, tuple(sorted(directories)))
 
 
-class _Listings:
-    """The file lists of recent calls, kept while the store's change sequence stays put.
+def _list_files(store: Store, repo_id: str) -> _Listing:
+    prefix = family_prefix(repo_id, "file")
+    return _Listing.of(sorted(key[len(prefix) :] for key in store.keys(STRUCTURAL, prefix)))
 
-    Listing 10,000 file nodes reads every record's liveness header (tens of milliseconds,
-    a third of a search); any write to the store moves its sequence, so a kept list is
-    never older than the index.
-    """
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._kept: weakref.WeakKeyDictionary[Store, dict[str, tuple[int, _Listing]]] = (
-            weakref.WeakKeyDictionary()
-        )
-
-    def get(self, store: Store, repo_id: str) -> _Listing:
-        seq = store.last_seq()  # (read first: a write during the listing moves it again)
-        with self._lock:
-            kept = self._kept.get(store, {}).get(repo_id)
-        if kept is not None and kept[0] == seq:
-            return kept[1]
-        prefix = family_prefix(repo_id, "file")
-        listing = _Listing.of(sorted(key[len(prefix) :] for key in store.keys(STRUCTURAL, prefix)))
-        with self._lock:
-            self._kept.setdefault(store, {})[repo_id] = (seq, listing)
-        return listing
+# Listing 10,000 file nodes reads every record's liveness header (tens of milliseconds, a
+# third of a search): the list is kept until the store changes.
+_LISTINGS: Final = StoreMemo(_list_files)
 
 
 def _rules_changed(root: Path, directories: Sequence[str], indexed_at: str | None) -> bool:
@@ -258,9 +239,6 @@ def _rules_changed(root: Path, directories: Sequence[str], indexed_at: str | Non
         except OSError:
             continue
     return False
-
-
-_LISTINGS: Final = _Listings()
 
 
 class _Search:

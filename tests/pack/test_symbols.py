@@ -165,6 +165,15 @@ def test_a_changed_file_is_reindexed_so_the_lines_are_the_ones_on_disk(workspace
     assert served.text.startswith("    def area(self):")
 
 
+def test_a_definition_indexed_after_a_lookup_is_found_by_the_next_one(workspace):
+    assert workspace.symbols("geo", ["Square.side"]).symbols == ()
+    root = root_of(workspace)
+    (root / "geo" / "other.py").write_text("class Square:\n    def side(self):\n        return 2\n")
+    workspace.refresh("geo", ["geo/other.py"])
+    (served,) = workspace.symbols("geo", ["Square.side"]).symbols
+    assert served.fq_name == "geo.other.Square.side"
+
+
 def test_a_definition_gone_from_its_file_is_reported_missing(workspace):
     root = root_of(workspace)
     (root / "geo" / "other.py").write_text("class Square:\n    pass\n")

@@ -7,8 +7,9 @@ as any dotted tail of it:
 * a name that is a stored fully qualified name is found by its key (one read) and stands
   for that name only;
 * any other name stands for every qualified name ending in ``.{name}`` (``Flask.run``,
-  ``app.Flask.run``; ``run`` alone matches every ``run``), found by one scan of the symbol
-  tree's keys (no record decoded but the matches'), in key order;
+  ``app.Flask.run``; ``run`` alone matches every ``run``), in key order: the symbol tree's
+  keys are listed once (no record decoded but the matches') and kept, by last part, until
+  the store changes;
 * a name that matches nothing gets up to :data:`SUGGESTIONS` close names as a hint: names
   whose last part is spelled alike (case ignored), the closest whole tails first.
 """
@@ -17,13 +18,13 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from repocontext.errors import InvalidKeyError
 from repocontext.index.projections.xref_records import read_symbol_definitions
-from repocontext.store import SYMBOL, Store
+from repocontext.store import SYMBOL, Store, StoreMemo
 from repocontext.store.keys import decode_component, family_prefix, symbol_key
 
 __all__ = ["SUGGESTIONS", "Definition", "NameLookup", "close_names", "find_symbols"]
@@ -82,16 +83,35 @@ def find_symbols(
     rest = [name for name in dict.fromkeys(names) if name not in found]
     if not rest:
         return found
-    prefix = family_prefix(repo_id, "symbol")
-    qualified = [
-        decode_component(key[len(prefix) :])
-        for key in store.keys(SYMBOL, prefix, include_deleted=True)  # (matches are read)
-    ]
-    for name, candidates in _by_tail(qualified, rest).items():
+    by_last = _NAMES.get(store, repo_id)
+    for name in rest:
+        candidates = [
+            fq
+            for fq in by_last.get(name.rpartition(".")[2], ())
+            if fq.endswith(name) and fq[-len(name) - 1 : -len(name)] == "."
+        ]
         definitions, total = _read_some(store, repo_id, candidates, limit)
-        suggestions = () if total else close_names(name, qualified)
+        suggestions = () if total else close_names(name, by_last)
         found[name] = NameLookup(name, tuple(definitions), total, suggestions)
     return found
+
+
+def _qualified_names(store: Store, repo_id: str) -> dict[str, list[str]]:
+    """Every stored qualified name of the repository, by its last part, in key order.
+
+    Tombstoned records are listed too (no value is decoded): a match is read, which drops them.
+    """
+    prefix = family_prefix(repo_id, "symbol")
+    by_last: dict[str, list[str]] = defaultdict(list)
+    for key in store.keys(SYMBOL, prefix, include_deleted=True):
+        fq = decode_component(key[len(prefix) :])
+        by_last[fq.rpartition(".")[2]].append(fq)
+    return dict(by_last)
+
+
+# Scanning the symbol keys of a large repository takes a fraction of a second: the names
+# are kept until the store changes.
+_NAMES: Final = StoreMemo(_qualified_names)
 
 
 def _definitions(store: Store, repo_id: str, fq: str) -> list[Definition]:
@@ -102,19 +122,6 @@ def _definitions(store: Store, repo_id: str, fq: str) -> list[Definition]:
         return []
     stored = read_symbol_definitions(store, key) or ()
     return [Definition(fq, d.path) for d in stored]
-
-
-def _by_tail(qualified: Iterable[str], names: Sequence[str]) -> dict[str, list[str]]:
-    """For each name, the qualified names ending in ``.{name}``, in key order."""
-    wanted: dict[str, list[str]] = defaultdict(list)
-    for name in names:
-        wanted[name.rpartition(".")[2]].append(name)
-    matches: dict[str, list[str]] = {name: [] for name in names}
-    for fq in qualified:
-        for name in wanted.get(fq.rpartition(".")[2], ()):
-            if fq.endswith(name) and fq[-len(name) - 1 : -len(name)] == ".":
-                matches[name].append(fq)
-    return matches
 
 
 def _read_some(
@@ -135,13 +142,18 @@ def _read_some(
     return kept, total
 
 
-def close_names(name: str, qualified: Sequence[str]) -> tuple[str, ...]:
-    """Up to :data:`SUGGESTIONS` of ``qualified`` names close to ``name`` (module docstring)."""
-    by_last: dict[str, list[str]] = defaultdict(list)
-    for fq in qualified:
-        by_last[fq.rpartition(".")[2].lower()].append(fq)
-    last = name.rpartition(".")[2].lower()
-    close = difflib.get_close_matches(last, list(by_last), n=SUGGESTIONS, cutoff=0.7)
+def close_names(name: str, by_last: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
+    """Up to :data:`SUGGESTIONS` qualified names close to ``name`` (module docstring).
+
+    Args:
+        name: The name that matched nothing.
+        by_last: Qualified names by their last part.
+    """
+    spellings: dict[str, list[str]] = defaultdict(list)
+    for last in by_last:
+        spellings[last.lower()].append(last)
+    wanted_last = name.rpartition(".")[2].lower()
+    close = difflib.get_close_matches(wanted_last, list(spellings), n=SUGGESTIONS, cutoff=0.7)
     parts = name.count(".") + 1
     wanted = name.lower()
 
@@ -149,6 +161,8 @@ def close_names(name: str, qualified: Sequence[str]) -> tuple[str, ...]:
         tail = ".".join(fq.split(".")[-parts:]).lower()
         return difflib.SequenceMatcher(None, wanted, tail).ratio()
 
-    candidates = [fq for spelling in close for fq in by_last[spelling]][:_MAX_RANKED]
+    candidates = [fq for spelling in close for last in spellings[spelling] for fq in by_last[last]][
+        :_MAX_RANKED
+    ]
     ranked = sorted(candidates, key=lambda fq: (-closeness(fq), len(fq), fq))
     return tuple(ranked[:SUGGESTIONS])
