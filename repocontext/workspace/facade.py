@@ -8,7 +8,7 @@ tools, HTTP routes, the CLI and the Lattice runtime call its methods; none reach
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Unpack
 
@@ -44,6 +44,8 @@ from repocontext.pack.bundle import Bundle, build_bundle
 from repocontext.pack.page import LineRange, Page, read_page
 from repocontext.pack.request import ContextRequest
 from repocontext.pack.stats import CallStats
+from repocontext.pack.symbols import SymbolSources, read_symbols
+from repocontext.search.grep import GrepPage, GrepRequest, grep
 from repocontext.search.repo_map import RepoMap, build_repo_map
 from repocontext.search.request import SearchRequest
 from repocontext.search.semantic import EmbedReport
@@ -346,6 +348,25 @@ class Workspace:
         return read_page(
             self._store, self._index, repo_id, path, lines, budget_tokens=budget_tokens
         )
+
+    def symbols(
+        self, repo_id: str, names: Sequence[str], *, budget_tokens: int | None = None
+    ) -> SymbolSources:
+        """Serve definitions by name, their source from disk (see :mod:`.pack.symbols`).
+
+        Raises:
+            RepoContextError: ``repo.not_found``, ``input.invalid`` (no or malformed names).
+        """
+        return read_symbols(self._store, self._index, repo_id, names, budget_tokens=budget_tokens)
+
+    def grep(self, request: GrepRequest) -> GrepPage:
+        """Search the indexed files for a literal or regex, a page of lines (``.search.grep``).
+
+        Raises:
+            RepoContextError: ``repo.not_found``, ``input.invalid`` (a bad pattern or glob),
+                ``store.invalid_continuation``, ``path.root_changed``.
+        """
+        return grep(self._store, request)
 
     def repo_map(
         self,
