@@ -16,10 +16,10 @@ def stored_run(status: str, error=None) -> dict:
 
 
 def test_a_stored_run_parses_back_into_its_typed_record():
-    run = RunRecord.of_value(stored_run("completed"))
+    run = RunRecord.of_value(stored_run("running"))
 
-    assert (run.status, run.phase, run.attempt, run.pid) == ("completed", "parsing", 3, os.getpid())
-    assert run.elapsed_ms == 1500 and run.started_at and run.finished_at
+    assert (run.status, run.phase, run.attempt, run.pid) == ("running", "parsing", 3, os.getpid())
+    assert run.elapsed_ms == 1500 and run.started_at and run.finished_at is None
     assert run.counters["filesSeen"] == 5 and run.issues == ["skipped"] and run.error is None
 
 
@@ -48,3 +48,21 @@ def test_a_running_embedding_pass_folds_its_counters_and_phase_into_a_completed_
     assert (status.status, status.phase) == ("running", "embedding")
     assert (status.counters["chunks"], status.counters["chunksTotal"]) == (4, 10)
     assert status.counters["vectors"] == 30
+
+
+def test_a_completed_run_is_stored_in_no_phase_and_a_failed_one_keeps_its_phase():
+    assert RunRecord.of_value(stored_run("completed")).phase is None
+    completed = recorded_status("demo", stored_run("completed"), EmbedStatus(), alive=bool)
+    assert (completed.status, completed.phase) == ("completed", None)
+    assert completed.counters["filesAdded"] == 2
+    failed = recorded_status("demo", stored_run("failed", {"code": "x"}), EmbedStatus(), alive=bool)
+    assert (failed.status, failed.phase) == ("failed", "parsing")
+
+
+def test_a_completed_run_recorded_with_its_last_phase_reads_in_no_phase():
+    # What runs stored before the fix: the phase the run was in when it completed.
+    old = {**stored_run("running"), "status": "completed", "phase": "applying"}
+
+    status = recorded_status("demo", old, EmbedStatus(), alive=lambda pid: True)
+
+    assert (status.status, status.phase) == ("completed", None)
