@@ -6,6 +6,7 @@ of :class:`SearchHit`), and the repository map (:class:`RepoMap`, PageRank over 
 reference graph). See ``docs/retrieval.md``.
 """
 
+from repocontext.search.filters import FileFilter
 from repocontext.search.hits import (
     FileEntry,
     Freshness,
@@ -14,6 +15,7 @@ from repocontext.search.hits import (
     SearchResult,
     SymbolMatch,
 )
+from repocontext.search.modes import SEARCH_MODES, SearchMode
 from repocontext.search.repo_map import MAX_SYMBOLS, RepoMap, RepoMapEntry
 from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SCOPES, SearchRequest
 from repocontext.search.semantic import EmbedReport
@@ -25,13 +27,16 @@ __all__ = [
     "MAX_SYMBOLS",
     "MIN_K",
     "SCOPES",
+    "SEARCH_MODES",
     "EmbedReport",
     "FileEntry",
+    "FileFilter",
     "Freshness",
     "NoteEntry",
     "RepoMap",
     "RepoMapEntry",
     "SearchHit",
+    "SearchMode",
     "SearchRequest",
     "SearchResult",
     "SearchScope",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -100,19 +101,33 @@ class VectorPlane:
         _write(self.directory / "files.msgpack", lambda f: f.write(msgpack.packb(files)))
         self._load()
 
-    def search(self, query: Vectors, limit: int) -> list[ChunkHit]:
-        """Return the ``limit`` chunks most similar to ``query`` (one normalized row)."""
+    def search(
+        self, query: Vectors, limit: int, keep: Callable[[str], bool] | None = None
+    ) -> list[ChunkHit]:
+        """Return the ``limit`` chunks most similar to ``query`` (one normalized row).
+
+        ``keep``: only chunks of the paths it accepts count — the best ``limit`` of those
+        (the exact scan masks the others out; the ANN index is asked for more until enough
+        are found or every row was seen).
+        """
         state = self._state  # one consistent snapshot; a rewrite swaps in a new one
         if not state.chunks or limit <= 0:
             return []
         if state.ann is not None:
-            found = state.ann.search(query.reshape(-1), min(limit, len(state.chunks)))
-            pairs = [
-                (int(k), 1.0 - float(d)) for k, d in zip(found.keys, found.distances, strict=True)
-            ]
+            pairs = _ann_pairs(state, query, limit, keep)
         else:
             scores = state.vectors @ query.reshape(-1)
-            top = min(limit, len(scores))
+            candidates = len(scores)
+            if keep is not None:
+                kept = {path: keep(path) for path in state.files}
+                mask = np.fromiter(
+                    (kept.get(row[0], False) for row in state.chunks), bool, len(state.chunks)
+                )
+                scores = np.where(mask, scores, -np.inf)
+                candidates = int(mask.sum())
+            top = min(limit, candidates)
+            if top <= 0:
+                return []
             best = np.argpartition(-scores, top - 1)[:top]
             pairs = [(int(i), float(scores[i])) for i in best]
         pairs.sort(key=lambda pair: -pair[1])
@@ -151,6 +166,24 @@ class _Snapshot:
     chunks: list[list[Any]]
     files: dict[str, str | None]
     ann: Any
+
+
+def _ann_pairs(
+    state: _Snapshot, query: Vectors, limit: int, keep: Callable[[str], bool] | None
+) -> list[tuple[int, float]]:
+    """Row and similarity of the nearest rows the ANN index finds (of ``keep``'s paths)."""
+    size = len(state.chunks)
+    asked = min(limit, size)
+    while True:
+        found = state.ann.search(query.reshape(-1), asked)
+        pairs = [
+            (int(k), 1.0 - float(d))
+            for k, d in zip(found.keys, found.distances, strict=True)
+            if keep is None or keep(state.chunks[int(k)][0])
+        ]
+        if len(pairs) >= limit or asked >= size:
+            return sorted(pairs, key=lambda pair: -pair[1])[:limit]
+        asked = min(size, asked * 4)
 
 
 def _write(path: Path, fill: Any) -> None:

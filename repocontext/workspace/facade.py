@@ -314,8 +314,16 @@ class Workspace:
         Raises:
             NotFoundError: The repository is not registered.
             InvalidInputError: The query is empty.
+            VectorsUnavailableError: The request's mode needs vectors and none can answer.
         """
-        return self._search.search(request.repo_id, request.query, request.k, request.scope)
+        return self._search.search(
+            request.repo_id,
+            request.query,
+            request.k,
+            request.scope,
+            retrieval=request.mode,
+            files=request.files,
+        )
 
     def context(self, request: ContextRequest) -> Bundle:
         """Build a context bundle (see :mod:`repocontext.pack.bundle`) and count it in stats.
