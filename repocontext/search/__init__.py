@@ -6,7 +6,7 @@ of :class:`SearchHit`), and the repository map (:class:`RepoMap`, PageRank over 
 reference graph). See ``docs/retrieval.md``.
 """
 
-from repocontext.search.filters import FileFilter
+from repocontext.search.filters import MAX_FILTERS, FileFilter
 from repocontext.search.hits import (
     FileEntry,
     Freshness,
@@ -23,6 +23,7 @@ from repocontext.search.service import SearchScope, SearchService
 
 __all__ = [
     "DEFAULT_K",
+    "MAX_FILTERS",
     "MAX_K",
     "MAX_SYMBOLS",
     "MIN_K",

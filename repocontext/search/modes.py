@@ -94,8 +94,13 @@ def fallback_path(semantic: SemanticService | None, repo_id: str, mode: SearchMo
     return path
 
 
-def warnings_of(semantic: SemanticService | None, repo_id: str, path: str) -> tuple[str, ...]:
-    """What an answer by ``path`` must warn about (nothing, unless embedders disagree)."""
+def warnings_of(
+    semantic: SemanticService | None, repo_id: str, path: str = MISMATCH
+) -> tuple[str, ...]:
+    """What an answer by ``path`` must warn about (nothing, unless embedders disagree).
+
+    The default ``path`` asks what a keyword-only answer would warn about now.
+    """
     stored = semantic.stored_embedder(repo_id) if semantic is not None else None
     if path != MISMATCH or semantic is None or stored is None:
         return ()

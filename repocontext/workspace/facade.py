@@ -44,6 +44,7 @@ from repocontext.pack.bundle import Bundle, build_bundle
 from repocontext.pack.page import LineRange, Page, read_page
 from repocontext.pack.request import ContextRequest
 from repocontext.pack.stats import CallStats
+from repocontext.search.modes import warnings_of
 from repocontext.search.repo_map import RepoMap, build_repo_map
 from repocontext.search.request import SearchRequest
 from repocontext.search.semantic import EmbedReport
@@ -324,6 +325,10 @@ class Workspace:
             retrieval=request.mode,
             files=request.files,
         )
+
+    def search_warnings(self, repo_id: str) -> tuple[str, ...]:
+        """What a keyword-only answer for the repository warns about now (embedder mismatch)."""
+        return warnings_of(self._semantic, repo_id)
 
     def context(self, request: ContextRequest) -> Bundle:
         """Build a context bundle (see :mod:`repocontext.pack.bundle`) and count it in stats.
