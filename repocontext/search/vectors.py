@@ -17,12 +17,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import msgpack
 import numpy as np
+import numpy.typing as npt
 
 from repocontext.search.embed import Chunk, EmbeddingSpace, Vectors
 
@@ -119,10 +120,7 @@ class VectorPlane:
             scores = state.vectors @ query.reshape(-1)
             candidates = len(scores)
             if keep is not None:
-                kept = {path: keep(path) for path in state.files}
-                mask = np.fromiter(
-                    (kept.get(row[0], False) for row in state.chunks), bool, len(state.chunks)
-                )
+                mask = state.rows_of(keep)
                 scores = np.where(mask, scores, -np.inf)
                 candidates = int(mask.sum())
             top = min(limit, candidates)
@@ -155,7 +153,7 @@ class VectorPlane:
             if len(chunks) != len(vectors) or vectors.shape[1:] != (self.space.dimension,):
                 return
             ann = _open_ann(self.directory / "ann.usearch", self.space.dimension)
-            self._state = _Snapshot(vectors, chunks, files, ann)
+            self._state = _Snapshot.of(vectors, chunks, files, ann)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +164,25 @@ class _Snapshot:
     chunks: list[list[Any]]
     files: dict[str, str | None]
     ann: Any
+    paths: list[str] = field(default_factory=list)
+    """The distinct paths of the rows, in first-row order."""
+    row_path: npt.NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    """Each row's index into :attr:`paths` (so a path filter is one lookup per path)."""
+
+    @classmethod
+    def of(
+        cls, vectors: Vectors, chunks: list[list[Any]], files: dict[str, str | None], ann: Any
+    ) -> _Snapshot:
+        number: dict[str, int] = {}
+        row_path = np.fromiter(
+            (number.setdefault(row[0], len(number)) for row in chunks), np.intp, len(chunks)
+        )
+        return cls(vectors, chunks, files, ann, list(number), row_path)
+
+    def rows_of(self, keep: Callable[[str], bool]) -> npt.NDArray[np.bool_]:
+        """Which rows belong to a path ``keep`` accepts."""
+        kept = np.fromiter((keep(path) for path in self.paths), bool, len(self.paths))
+        return kept[self.row_path]
 
 
 def _ann_pairs(

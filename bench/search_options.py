@@ -1,0 +1,163 @@
+"""What the benchmark-facing search options cost: one process for many queries, and filters.
+
+Two measurements on a real repository (a clone, e.g. of flask) and, with ``--files N``, on a
+generated polyglot tree of N files:
+
+* batch: the same queries (the repository's recent commit subjects) answered by one
+  ``repocontext search --json`` process each, then by one ``search --queries`` process;
+  the wall time per query of each, process start included;
+* filters: ``SearchService.search`` in one process, unfiltered and with a language filter, a
+  glob filter and both, in keyword and hybrid mode (median and p95 of the queries, each run
+  once to warm up first).
+
+Run: ``.venv/bin/python bench/search_options.py CLONE [--queries 30] [--glob 'src/**']
+[--files 10000]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _corpus import TEMPLATES, generate  # noqa: E402
+
+from repocontext.search.request import SearchRequest  # noqa: E402
+from repocontext.settings import Settings  # noqa: E402
+from repocontext.workspace import Workspace  # noqa: E402
+
+CLI = [sys.executable, "-m", "repocontext"]
+FILTERS: dict[str, dict[str, list[str]]] = {
+    "none": {},
+    "language python": {"languages": ["python"]},
+    "glob": {"globs": []},  # (the glob of the repository)
+    "language + glob": {"languages": ["python"], "globs": []},
+}
+
+
+def subjects(repo: Path, count: int) -> list[str]:
+    """The repository's most recent distinct commit subjects (the queries)."""
+    out = subprocess.run(
+        ["git", "-C", str(repo), "log", "--no-merges", "--format=%s", f"-{count * 3}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = list(dict.fromkeys(line.strip() for line in out.splitlines() if line.strip()))
+    return found[:count]
+
+
+def index(repo: Path, data: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    subprocess.run(
+        [*CLI, "index", str(repo), "--data-dir", str(data), "--json"],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def batch_timing(data: Path, queries: list[str]) -> tuple[float, float]:
+    """Seconds per query: one process per query, and one ``--queries`` process for all."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    started = time.perf_counter()
+    for query in queries:
+        subprocess.run(
+            [*CLI, "search", "--data-dir", str(data), "--json", "--query-file", "-"],
+            input=query,
+            text=True,
+            check=True,
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
+    single = (time.perf_counter() - started) / len(queries)
+    lines = "".join(json.dumps({"query": q, "id": i}) + "\n" for i, q in enumerate(queries))
+    started = time.perf_counter()
+    out = subprocess.run(
+        [*CLI, "search", "--data-dir", str(data), "--queries", "-"],
+        input=lines,
+        text=True,
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    batch = (time.perf_counter() - started) / len(queries)
+    assert len(out.stdout.splitlines()) == len(queries)
+    return single, batch
+
+
+def filter_timing(data: Path, queries: list[str], glob: str) -> list[tuple[str, str, float, float]]:
+    """(mode, filter, median ms, p95 ms) of in-process searches."""
+    rows = []
+    settings = Settings(data_dir=data, reconcile="off")
+    with Workspace.open(settings) as workspace:
+        [repo] = [info.repo_id for info in workspace.list_repos()]
+        for mode in ("keyword", "hybrid"):
+            for name, asked in FILTERS.items():
+                globs = [glob] if "globs" in asked else None
+                times = []
+                for query in queries:
+                    request = SearchRequest.of(
+                        repo, query, 10, mode=mode, languages=asked.get("languages"), globs=globs
+                    )
+                    workspace.search(request)  # warm: the same query once before timing
+                    started = time.perf_counter()
+                    workspace.search(request)
+                    times.append((time.perf_counter() - started) * 1000)
+                times.sort()
+                p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
+                rows.append((mode, name, statistics.median(times), p95))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("repo", type=Path)
+    parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--files", type=int, default=0, help="also a generated tree of N files")
+    parser.add_argument("--glob", default="src/**", help="the glob filter on the repository")
+    args = parser.parse_args()
+    queries = subjects(args.repo, args.queries)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "data"
+        index(args.repo, data)
+        single, batch = batch_timing(data, queries)
+        print(f"## {args.repo.name}: {len(queries)} queries (commit subjects)\n")
+        print("| form | per query |\n|---|---:|")
+        print(f"| one `search --json` process per query | {single * 1000:.0f} ms |")
+        print(f"| one `search --queries` process | {batch * 1000:.0f} ms |\n")
+        report(args.repo.name, filter_timing(data, queries, args.glob), args.glob)
+        if args.files:
+            tree = Path(tmp) / "gen"
+            generate(tree, args.files, list(TEMPLATES))
+            subprocess.run(["git", "init", "-q", str(tree)], check=True)
+            generated = Path(tmp) / "gen-data"
+            index(tree, generated)
+            words = ["parse config", "render widget", "cache token", "start engine", "load"]
+            report(
+                f"generated {args.files} files",
+                filter_timing(generated, words * 6, "d1*/**"),
+                "d1*/**",
+            )
+
+
+def report(name: str, rows: list[tuple[str, str, float, float]], glob: str) -> None:
+    print(f"### {name}: search latency by filter (glob `{glob}`)\n")
+    print("| mode | filter | median | p95 |\n|---|---|---:|---:|")
+    for mode, filt, median, p95 in rows:
+        print(f"| {mode} | {filt} | {median:.1f} ms | {p95:.1f} ms |")
+    print()
+
+
+if __name__ == "__main__":
+    main()
