@@ -139,11 +139,11 @@ def main() -> None:
         report(args.repo.name, filter_timing(data, queries, args.glob), args.glob)
         if args.files:
             tree = Path(tmp) / "gen"
-            generate(tree, args.files, list(TEMPLATES))
+            generate(tree, args.files, list(TEMPLATES), units=(1, 3))
             subprocess.run(["git", "init", "-q", str(tree)], check=True)
             generated = Path(tmp) / "gen-data"
             index(tree, generated)
-            words = ["parse config", "render widget", "cache token", "start engine", "load"]
+            words = ["handle request", "registry lookup", "process values scale", "limit", "fmt"]
             report(
                 f"generated {args.files} files",
                 filter_timing(generated, words * 6, "d1*/**"),

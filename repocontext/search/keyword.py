@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence, Set
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from repocontext.search.filters import FileFilter
 
 __all__ = ["MEMORY_WEIGHTS", "WEIGHTS", "KeywordDoc", "KeywordHit", "KeywordIndex", "MemoryDoc"]
 
@@ -88,6 +90,7 @@ class KeywordIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
+        self._kept: tuple[tuple[str | None, FileFilter], frozenset[str]] | None = None
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -229,11 +232,23 @@ class KeywordIndex:
         """
         return self._bm25("docs", "files", "path", WEIGHTS, query_terms, limit, within)
 
-    def paths_where(self, keeps: Callable[[str, str | None], bool]) -> frozenset[str]:
-        """The indexed paths for which ``keeps(path, language)`` holds."""
+    def paths_where(self, files: FileFilter) -> frozenset[str]:
+        """The indexed paths the filter keeps.
+
+        The last answer is kept until the index changes: a benchmark asks the same filter
+        of query after query, and matching every path against globs is the costly part.
+        """
+        languages = sorted(files.languages)
+        where = f" WHERE language IN ({', '.join('?' for _ in languages)})" if languages else ""
         with self._lock:
-            rows = self._db.execute("SELECT path, language FROM files").fetchall()
-        return frozenset(path for path, language in rows if keeps(path, language))
+            seq = self._db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+            key = (seq[0] if seq else None, files)
+            if self._kept is not None and self._kept[0] == key:
+                return self._kept[1]
+            rows = self._db.execute(f"SELECT path, language FROM files{where}", languages)
+            kept = frozenset(path for path, language in rows if files.keeps(path, language))
+            self._kept = (key, kept)
+        return kept
 
     def _bm25(
         self,

@@ -242,7 +242,7 @@ class SearchService:
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
         query_terms = unique_terms(query)[:MAX_QUERY_TERMS]  # (a pasted log can't stall us)
         index = self.keyword_index(repo_id)
-        within = None if files is None else index.paths_where(files.keeps)
+        within = None if files is None else index.paths_where(files)
         nearest = nearest_chunks(
             self.semantic, repo_id, query, k * SEMANTIC_CHUNKS, retrieval, within
         )

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from repocontext.search.embed import EmbeddingSpace
+from repocontext.search.filters import FileFilter
 from repocontext.search.keyword import KeywordDoc, KeywordIndex
 from repocontext.search.request import SearchRequest
 from repocontext.search.vectors import VectorPlane
@@ -134,7 +135,10 @@ def test_a_keyword_index_of_the_layout_before_languages_is_started_afresh(tmp_pa
         assert index.seq == 0  # rebuilt from the store at the next search
         doc = KeywordDoc("a.py", None, "a py", "", "widget", language="python")
         index.apply([doc], [], 1)
-        assert index.paths_where(lambda p, language: language == "python") == {"a.py"}
+        python = FileFilter.of(languages=["python"])
+        assert python is not None and index.paths_where(python) == {"a.py"}
+        index.apply([KeywordDoc("b.py", None, "b py", "", "", language="python")], [], 2)
+        assert index.paths_where(python) == {"a.py", "b.py"}  # (not the last answer)
         assert [hit.path for hit in index.search(["widget"], 5, frozenset({"a.py"}))] == ["a.py"]
         assert index.search(["widget"], 5, frozenset()) == []
     finally:

@@ -1,3 +1,4 @@
+import pathspec
 import pytest
 
 from repocontext.errors import InvalidInputError
@@ -83,3 +84,23 @@ def test_file_filters_in_a_search_of_memory_entries_only_are_refused() -> None:
         SearchRequest.of("proj", "query", scope="memory", languages=["python"])
     assert "scope memory" in caught.value.message
     assert SearchRequest.of("proj", "query", scope="all", globs=["*.py"]).files is not None
+
+
+def test_a_glob_filter_decides_like_the_indexers_gitignore_rules() -> None:
+    paths = [
+        "src/app.py",
+        "src/deep/er/x.js",
+        "tests/src/app.py",
+        "docs/a.md",
+        "docs/sub/b.md",
+        "a/b",
+        "a/x/y/b",
+        "ac1.txt",
+        "lib/bc2.txt",
+        "README",
+    ]
+    for globs in (["src/**"], ["*.py", "docs/*.md"], ["a/**/b", "[ab]c?.txt"], ["*", "!*.md"]):
+        files = SearchRequest.of("proj", "q", globs=globs).files
+        spec = pathspec.GitIgnoreSpec.from_lines(globs)
+        assert files is not None
+        assert [files.keeps(p, None) for p in paths] == [spec.match_file(p) for p in paths]
