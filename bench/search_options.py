@@ -96,8 +96,14 @@ def batch_timing(data: Path, queries: list[str]) -> tuple[float, float]:
     return single, batch
 
 
-def filter_timing(data: Path, queries: list[str], glob: str) -> list[tuple[str, str, float, float]]:
-    """(mode, filter, median ms, p95 ms) of in-process searches."""
+def filter_timing(
+    data: Path, queries: list[str], glob: str
+) -> list[tuple[str, str, float, float, float]]:
+    """(mode, filter, first search ms, median ms, p95 ms) of in-process searches.
+
+    The first search with a filter matches every indexed path against it (the index keeps
+    that set until it changes); the median and p95 are of the searches after it.
+    """
     rows = []
     settings = Settings(data_dir=data, reconcile="off")
     with Workspace.open(settings) as workspace:
@@ -106,6 +112,12 @@ def filter_timing(data: Path, queries: list[str], glob: str) -> list[tuple[str, 
             for name, asked in FILTERS.items():
                 globs = [glob] if "globs" in asked else None
                 times = []
+                first = SearchRequest.of(
+                    repo, queries[-1], 10, mode=mode, languages=asked.get("languages"), globs=globs
+                )
+                started = time.perf_counter()
+                workspace.search(first)
+                cold = (time.perf_counter() - started) * 1000
                 for query in queries:
                     request = SearchRequest.of(
                         repo, query, 10, mode=mode, languages=asked.get("languages"), globs=globs
@@ -116,7 +128,7 @@ def filter_timing(data: Path, queries: list[str], glob: str) -> list[tuple[str, 
                     times.append((time.perf_counter() - started) * 1000)
                 times.sort()
                 p95 = times[min(len(times) - 1, int(len(times) * 0.95))]
-                rows.append((mode, name, statistics.median(times), p95))
+                rows.append((mode, name, cold, statistics.median(times), p95))
     return rows
 
 
@@ -151,11 +163,11 @@ def main() -> None:
             )
 
 
-def report(name: str, rows: list[tuple[str, str, float, float]], glob: str) -> None:
+def report(name: str, rows: list[tuple[str, str, float, float, float]], glob: str) -> None:
     print(f"### {name}: search latency by filter (glob `{glob}`)\n")
-    print("| mode | filter | median | p95 |\n|---|---|---:|---:|")
-    for mode, filt, median, p95 in rows:
-        print(f"| {mode} | {filt} | {median:.1f} ms | {p95:.1f} ms |")
+    print("| mode | filter | first search | median | p95 |\n|---|---|---:|---:|---:|")
+    for mode, filt, cold, median, p95 in rows:
+        print(f"| {mode} | {filt} | {cold:.1f} ms | {median:.1f} ms | {p95:.1f} ms |")
     print()
 
 
