@@ -11,7 +11,9 @@ have their own table, with the title, the tags and topic, and the body (weights
 tokenizer only splits those terms on spaces (``_`` is a token character), so the identifier
 rules are ours and the same for documents and queries. Ranking is FTS5's ``bm25()`` with
 column weights :data:`WEIGHTS`. Why FTS5 rather than postings of our own: see
-``docs/retrieval.md`` ("Keyword engine").
+``docs/retrieval.md`` ("Keyword engine"). Each file's row also records its language, so a
+search filtered by language or glob (:class:`~repocontext.search.filters.FileFilter`) ranks
+only the matching rows inside the query (``within``), before the limit.
 """
 
 from __future__ import annotations
