@@ -68,8 +68,7 @@ def nearest_chunks(
     """
     if semantic is None or mode == "keyword":
         return None
-    keep = within.__contains__ if within is not None else None
-    return semantic.search(repo_id, query, limit, keep)
+    return semantic.search(repo_id, query, limit, within)
 
 
 def fallback_path(semantic: SemanticService | None, repo_id: str, mode: SearchMode | None) -> str:

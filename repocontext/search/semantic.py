@@ -27,7 +27,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -148,18 +148,18 @@ class SemanticService:
         return None if backend == self.embedder_name else backend
 
     def search(
-        self, repo_id: str, query: str, limit: int, keep: Callable[[str], bool] | None = None
+        self, repo_id: str, query: str, limit: int, within: Set[str] | None = None
     ) -> list[ChunkHit] | None:
         """Chunks nearest to ``query`` (files and memory), or ``None`` when no plane can answer.
 
-        ``keep``: the file paths whose chunks may answer (memory entries always may).
+        ``within``: the file paths whose chunks may answer (memory entries always may).
         """
         plane = self.ready_plane(repo_id)
         embedder = self._embedder
         if plane is None or embedder is None:
             return None
         vector = embedder.embed([query])[0]
-        hits = plane.search(vector, limit, keep)
+        hits = plane.search(vector, limit, within)
         notes = self._plane(repo_id, embedder, MEMORY_PART).search(vector, limit)
         if not notes:
             return hits

@@ -96,8 +96,16 @@ def test_semantic_mode_filters_the_vectors_the_same_way(tmp_path: Path) -> None:
     assert (found, scoped) == (["web/src/panel.js"], ["web/src/deep/dial.ts"])
 
 
+@pytest.mark.parametrize(
+    "kept_files",
+    [
+        {"f3.py", "f17.py"},  # few rows: only they are multiplied (or the ANN is skipped)
+        {f"f{i}.py" for i in range(0, 40, 3)},  # a third of the rows: masked, through the ANN
+        {f"f{i}.py" for i in range(39)},  # nearly all
+    ],
+)
 def test_an_exact_vector_scan_and_the_ann_index_return_the_best_rows_of_kept_paths(
-    tmp_path: Path,
+    tmp_path: Path, kept_files: set[str]
 ) -> None:
     space = EmbeddingSpace("test", "random", 16)
     rng = np.random.default_rng(7)
@@ -105,20 +113,21 @@ def test_an_exact_vector_scan_and_the_ann_index_return_the_best_rows_of_kept_pat
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     rows = [[f"f{i % 40}.py", "window", 1, 2, None] for i in range(400)]
     files: dict[str, str | None] = {f"f{i}.py": None for i in range(40)}
-    keep = {"f3.py", "f17.py"}.__contains__
+    keep = frozenset(kept_files).__contains__
     query = vectors[5]
-    expected = sorted((float(vectors[i] @ query), i) for i in range(400) if keep(rows[i][0]))[::-1][
-        :4
-    ]
+    expected = sorted(
+        ((float(vectors[i] @ query), i) for i in range(400) if keep(rows[i][0])), reverse=True
+    )[:4]
 
-    for threshold in (10_000, 100):  # exact scan, then through the ANN index
+    for threshold in (10_000, 100):  # exact scan, then with an ANN index
         plane = VectorPlane(tmp_path / f"plane{threshold}", space, ann_threshold=threshold)
         plane.replace(vectors, list(rows), files)
         assert plane.approximate == (threshold == 100)
-        hits = plane.search(query, 4, keep)
+        hits = plane.search(query, 4, frozenset(kept_files))
         assert [h.path for h in hits] == [rows[i][0] for _, i in expected]
         assert [h.score for h in hits] == pytest.approx([s for s, _ in expected], abs=1e-3)
-        assert plane.search(query, 4, lambda path: False) == []
+        assert plane.search(query, 4, frozenset()) == []
+        assert len(plane.search(query, 400, frozenset(kept_files))) == 10 * len(kept_files)
 
 
 def test_a_keyword_index_of_the_layout_before_languages_is_started_afresh(tmp_path: Path) -> None:
