@@ -100,8 +100,10 @@ def warnings_of(
 
     The default ``path`` asks what a keyword-only answer would warn about now.
     """
-    stored = semantic.stored_embedder(repo_id) if semantic is not None else None
-    if path != MISMATCH or semantic is None or stored is None:
+    if path != MISMATCH or semantic is None:
+        return ()  # (no store read on the common path)
+    stored = semantic.stored_embedder(repo_id)
+    if stored is None:
         return ()
     return (
         f"answered by keyword only: the vectors of {repo_id!r} were made with the {stored!r} "
