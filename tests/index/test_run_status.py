@@ -1,10 +1,13 @@
 """A stored run is parsed once into a RunRecord and read back as the reported status."""
 
 import os
+from pathlib import Path
 
 from repocontext.index.run.status import IndexProgress, RunRecord, recorded_status, run_record
+from repocontext.settings import Settings
 from repocontext.store import EmbedStatus
-from repocontext.testing import FakeClock
+from repocontext.testing import FakeClock, make_repo
+from repocontext.workspace import Workspace
 
 
 def stored_run(status: str, error=None) -> dict:
@@ -66,3 +69,26 @@ def test_a_completed_run_recorded_with_its_last_phase_reads_in_no_phase():
     status = recorded_status("demo", old, EmbedStatus(), alive=lambda pid: True)
 
     assert (status.status, status.phase) == ("completed", None)
+
+
+def test_the_status_read_during_and_after_a_real_run_pairs_completed_with_no_phase(
+    tmp_path: Path,
+) -> None:
+    files = {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(30)}
+    repo = make_repo(tmp_path / "ws" / "proj", files)
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="off", embedder="off"
+    )
+    seen: list[tuple[str, str | None]] = []
+    with Workspace.open(settings) as workspace:
+
+        def read_status(progress: IndexProgress, done: int, total: int) -> None:
+            status = workspace.index_status("proj")  # as another reader would, mid-run
+            seen.append((status.status, status.phase))
+
+        workspace.bootstrap(repo, "proj", background=False, on_progress=read_status)
+        during = list(seen)
+        after = workspace.index_status("proj")
+
+    assert during and all(status == "running" and phase for status, phase in during)
+    assert (after.status, after.phase) == ("completed", None)
