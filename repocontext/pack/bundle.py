@@ -137,7 +137,7 @@ def build_bundle(
     """
     if request.session is not None:
         check_session(request.repo_id, request.session)
-    result = search.search(request.repo_id, request.task, k=request.top, scope="code")
+    result = search.search(request.repo_id, request.task, request.top, retrieval=request.mode)
     return pack_result(store, clock, request, result)
 
 

@@ -14,6 +14,7 @@ from typing import Final, Literal
 from repocontext.arguments import MAX_TEXT_CHARS, checked_range, quoted
 from repocontext.arguments import repo_id as checked_repo_id
 from repocontext.errors import InvalidInputError
+from repocontext.search.modes import SearchMode, checked_mode
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
@@ -52,6 +53,8 @@ class ContextRequest:
         known: ``path@contentHash`` of whole files the caller's session holds.
         session: Session id whose receipts are remembered, if any.
         encoding: The token encoding the budget is counted in.
+        mode: The retrieval mode of the search behind the bundle (``None``: hybrid when
+            vectors can answer, else keyword).
     """
 
     repo_id: str
@@ -63,6 +66,7 @@ class ContextRequest:
     known: tuple[str, ...] = ()
     session: str | None = None
     encoding: str = DEFAULT_ENCODING
+    mode: SearchMode | None = None
 
     @classmethod
     def of(
@@ -76,14 +80,15 @@ class ContextRequest:
         seen: Iterable[str] | None = None,
         known: Iterable[str] | None = None,
         session: str | None = None,
+        mode: str | None = None,
     ) -> ContextRequest:
         """Check a caller's context request and return it.
 
         An unknown or missing ``detail`` means ``auto``; an empty ``session`` means none.
 
         Raises:
-            InvalidInputError: ``top`` or ``budget`` is out of range, the task is too long or
-                the repository id is malformed.
+            InvalidInputError: ``top`` or ``budget`` is out of range, the task is too long,
+                the repository id is malformed or the mode is unknown.
         """
         if len(task) > MAX_TEXT_CHARS:
             raise InvalidInputError(
@@ -99,4 +104,5 @@ class ContextRequest:
             seen=frozenset(seen or ()),
             known=tuple(known or ()),
             session=session or None,
+            mode=checked_mode(mode),
         )

@@ -7,6 +7,7 @@ reference graph), and grep (:class:`GrepRequest` -> :class:`GrepPage`: a literal
 expression over the indexed files). See ``docs/retrieval.md``.
 """
 
+from repocontext.search.filters import MAX_FILTERS, FileFilter
 from repocontext.search.grep import (
     DEFAULT_CONTEXT_LINES,
     DEFAULT_GREP_PAGE,
@@ -25,6 +26,7 @@ from repocontext.search.hits import (
     SearchResult,
     SymbolMatch,
 )
+from repocontext.search.modes import SEARCH_MODES, SearchMode
 from repocontext.search.pattern import MAX_PATTERN_CHARS
 from repocontext.search.repo_map import MAX_SYMBOLS, RepoMap, RepoMapEntry
 from repocontext.search.request import DEFAULT_K, MAX_K, MIN_K, SCOPES, SearchRequest
@@ -36,6 +38,7 @@ __all__ = [
     "DEFAULT_GREP_PAGE",
     "DEFAULT_K",
     "MAX_CONTEXT_LINES",
+    "MAX_FILTERS",
     "MAX_GREP_PAGE",
     "MAX_K",
     "MAX_LINE_CHARS",
@@ -43,8 +46,10 @@ __all__ = [
     "MAX_SYMBOLS",
     "MIN_K",
     "SCOPES",
+    "SEARCH_MODES",
     "EmbedReport",
     "FileEntry",
+    "FileFilter",
     "Freshness",
     "GrepMatch",
     "GrepPage",
@@ -53,6 +58,7 @@ __all__ = [
     "RepoMap",
     "RepoMapEntry",
     "SearchHit",
+    "SearchMode",
     "SearchRequest",
     "SearchResult",
     "SearchScope",

@@ -46,6 +46,7 @@ from repocontext.pack.request import ContextRequest
 from repocontext.pack.stats import CallStats
 from repocontext.pack.symbols import SymbolSources, read_symbols
 from repocontext.search.grep import GrepPage, GrepRequest, grep
+from repocontext.search.modes import warnings_of
 from repocontext.search.repo_map import RepoMap, build_repo_map
 from repocontext.search.request import SearchRequest
 from repocontext.search.semantic import EmbedReport
@@ -316,8 +317,20 @@ class Workspace:
         Raises:
             NotFoundError: The repository is not registered.
             InvalidInputError: The query is empty.
+            VectorsUnavailableError: The request's mode needs vectors and none can answer.
         """
-        return self._search.search(request.repo_id, request.query, request.k, request.scope)
+        return self._search.search(
+            request.repo_id,
+            request.query,
+            request.k,
+            request.scope,
+            retrieval=request.mode,
+            files=request.files,
+        )
+
+    def search_warnings(self, repo_id: str) -> tuple[str, ...]:
+        """What a keyword-only answer for the repository warns about now (embedder mismatch)."""
+        return warnings_of(self._semantic, repo_id)
 
     def context(self, request: ContextRequest) -> Bundle:
         """Build a context bundle (see :mod:`repocontext.pack.bundle`) and count it in stats.
