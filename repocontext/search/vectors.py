@@ -113,7 +113,8 @@ class VectorPlane:
         they are few (under an eighth of the rows) only they are scanned, exactly; otherwise
         the plane is searched as without a filter — the exact scan with the other rows
         masked out, or the ANN index asked for enough rows to hold ``limit`` kept ones (and
-        more until it does).
+        more until it does). Asked for at least every kept row, the answer is every kept row:
+        the exact scan gives that, an approximate index does not promise it.
         """
         state = self._state  # one consistent snapshot; a rewrite swaps in a new one
         if not state.chunks or limit <= 0:
@@ -122,7 +123,7 @@ class VectorPlane:
         kept = len(state.chunks) if mask is None else int(mask.sum())
         if kept == 0:
             return []
-        if state.ann is not None and kept * _FEW >= len(state.chunks):
+        if state.ann is not None and kept * _FEW >= len(state.chunks) and limit < kept:
             pairs = _ann_pairs(state, query, limit, mask, kept)
         else:
             pairs = _exact_pairs(state, query, limit, mask, kept)
