@@ -8,7 +8,7 @@ tools, HTTP routes, the CLI and the Lattice runtime call its methods; none reach
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Unpack
 
@@ -41,26 +41,23 @@ from repocontext.memory import (
     TopicCount,
 )
 from repocontext.pack.bundle import Bundle, build_bundle
-from repocontext.pack.page import LineRange, Page, read_page
 from repocontext.pack.request import ContextRequest
 from repocontext.pack.stats import CallStats
-from repocontext.pack.symbols import SymbolSources, read_symbols
-from repocontext.search.grep import GrepPage, GrepRequest, grep
 from repocontext.search.modes import warnings_of
-from repocontext.search.repo_map import RepoMap, build_repo_map
 from repocontext.search.request import SearchRequest
 from repocontext.search.semantic import EmbedReport
 from repocontext.search.service import SearchResult
 from repocontext.settings import Settings
 from repocontext.store import Clock, Store, StoreStats, SweepReport, SystemClock
 from repocontext.workspace.health import HealthReport, health_report
+from repocontext.workspace.reading import Reading
 from repocontext.workspace.registry import RepoInfo
 from repocontext.workspace.services import Services
 
 __all__ = ["Workspace"]
 
 
-class Workspace:
+class Workspace(Reading):
     """The facade every surface uses; one per process, opened from :class:`Settings`."""
 
     def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
@@ -343,63 +340,6 @@ class Workspace:
         bundle = build_bundle(self._store, self._search, self._clock, request)
         self._call_stats.record(bundle.response_tokens, bundle.reads_replaced)
         return bundle
-
-    def page(
-        self,
-        repo_id: str,
-        path: str,
-        lines: LineRange | None = None,
-        *,
-        budget_tokens: int | None = None,
-    ) -> Page:
-        """Read a file, or lines ``(start, end)`` of it, from disk (see :mod:`.pack.page`).
-
-        Raises:
-            RepoContextError: As :func:`~repocontext.pack.page.read_page`: ``repo.not_found``,
-                ``path.outside_workspace``, ``path.not_found``, ``input.invalid``.
-        """
-        return read_page(
-            self._store, self._index, repo_id, path, lines, budget_tokens=budget_tokens
-        )
-
-    def symbols(
-        self, repo_id: str, names: Sequence[str], *, budget_tokens: int | None = None
-    ) -> SymbolSources:
-        """Serve definitions by name, their source from disk (see :mod:`.pack.symbols`).
-
-        Raises:
-            RepoContextError: ``repo.not_found``, ``input.invalid`` (no or malformed names).
-        """
-        return read_symbols(self._store, self._index, repo_id, names, budget_tokens=budget_tokens)
-
-    def grep(self, request: GrepRequest) -> GrepPage:
-        """Search the indexed files for a literal or regex, a page of lines (``.search.grep``).
-
-        Raises:
-            RepoContextError: ``repo.not_found``, ``input.invalid`` (a bad pattern or glob),
-                ``store.invalid_continuation``, ``path.root_changed``.
-        """
-        return grep(self._store, request)
-
-    def repo_map(
-        self,
-        repo_id: str,
-        budget_tokens: int,
-        exclude: Collection[str] = (),
-        query: str | None = None,
-    ) -> RepoMap:
-        """Rank the repository's files by references (PageRank) and list them within a budget.
-
-        See :mod:`repocontext.search.repo_map`; ``exclude`` paths are left out of the map.
-
-        Raises:
-            NotFoundError: The repository is not registered.
-            InvalidInputError: ``budget_tokens`` is below 1.
-        """
-        encoding = self.settings.token_encoding
-        return build_repo_map(
-            self._store, repo_id, budget_tokens, exclude=exclude, query=query, encoding=encoding
-        )
 
     def usage(self, window_seconds: float | None = None) -> CallStats:
         """Token economics of the bundles this process served in a recent window."""
