@@ -1,7 +1,7 @@
 """Does the repository map list the files a change touches more often than path order does?
 
-Tasks come from :func:`retrieval.build_tasks` (a commit's message as the query, the non-test
-Python source files it modified or deleted as the gold files). For each task the parent tree
+Tasks come from :func:`_commits.select_tasks` (a commit's message as the query, the non-test
+Python source files it modified or deleted as the gold files; the rule bench/context.py uses). For each task the parent tree
 is indexed (incrementally from the previous task; no embedder) and three maps are fitted to
 budgets of 1k, 2k and 4k tokens, with the same rendering (``path: sym1, sym2, ...``) and the
 same symbols per file:
@@ -38,8 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _commits import git, select_tasks  # noqa: E402
 from _docs import write_section  # noqa: E402
-from retrieval import DEFAULT_REPOS, MIRRORS, build_tasks, git  # noqa: E402
 
 from repocontext.search.repo_map import RefGraph, fit_entries  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
@@ -47,6 +47,8 @@ from repocontext.workspace import Workspace  # noqa: E402
 
 SECTION = "## Repository map (`bench/repo_map.py`)"
 BUDGETS = (1024, 2048, 4096)
+MIRRORS = Path("/work/.mirror")
+DEFAULT_REPOS = ("pallets+flask", "encode+starlette", "pallets+jinja")
 METHODS = ("pagerank", "pagerank+query", "path order")
 RESAMPLES = 2000
 TOP = 10
@@ -63,7 +65,7 @@ def listed_share(
 
 def evaluate(mirror: Path, limit: int, work: Path) -> dict[str, object]:
     name = mirror.parent.name.split("+")[-1]
-    tasks = build_tasks(mirror, limit)
+    tasks = select_tasks(mirror, limit)
     checkout = work / "ws" / name
     subprocess.run(["git", "clone", "-q", "--shared", str(mirror), str(checkout)], check=True)
     settings = Settings(
@@ -89,7 +91,7 @@ def evaluate(mirror: Path, limit: int, work: Path) -> dict[str, object]:
                 "path order": (sorted(graph.paths), None),
             }
             map_seconds.append(time.perf_counter() - began)
-            gold = [p for p in task.answer if p in set(graph.paths)]
+            gold = [p for p in task.files if p in set(graph.paths)]
             if not gold:
                 continue
             files.append(len(graph.paths))
@@ -142,7 +144,7 @@ def render(results: list[dict[str, object]], limit: int, command: str) -> str:
         f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.system()} {platform.machine()}, "
         f"{os.cpu_count()} cores (shared), {cpu_model()}, Python {platform.python_version()}. "
         f"Up to {limit} most recent qualifying commits per repository, built as in "
-        "`bench/retrieval.py` (query: the commit message; gold: the non-test Python source "
+        "`bench/_commits.py` (query: the commit message; gold: the non-test Python source "
         "files the commit modified or deleted); the parent tree indexed, no embedder. "
         f"Reproduce: `{command}`.",
         "",

@@ -11,6 +11,7 @@ codes; nothing below them ever returns an error value instead of raising.
     ├── InvalidInputError                 input.invalid
     │   └── WrongFamilyError              memory.wrong_family
     ├── BudgetTooSmallError               context.budget_too_small
+    ├── VectorsUnavailableError           search.vectors_unavailable
     ├── UnsupportedLanguageError          index.unsupported_language
     ├── IndexRunningError                 index.running
     ├── NotFoundError                     repo.not_found
@@ -95,6 +96,7 @@ __all__ = [
     "UnknownTreeError",
     "UnsupportedLanguageError",
     "ValueTooLargeError",
+    "VectorsUnavailableError",
     "WrongFamilyError",
 ]
 
@@ -146,6 +148,17 @@ class BudgetTooSmallError(RepoContextError):
         )
         self.budget = budget
         self.smallest = smallest
+
+
+class VectorsUnavailableError(RepoContextError):
+    """A search asked for a semantic or hybrid answer that no vectors can give now.
+
+    No embedder is configured, the repository's vectors were made by another embedder, or
+    they are not built yet; the hint says which to do. (A search that asks for no mode falls
+    back to keyword-only instead, and says so in its ``retrievalPath``.)
+    """
+
+    code = "search.vectors_unavailable"
 
 
 class UnsupportedLanguageError(RepoContextError):

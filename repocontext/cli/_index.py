@@ -313,8 +313,9 @@ def _plain(value: Any) -> Any:
 
 def _status_text(status: dict[str, Any]) -> str:
     counters = status.get("counters") or {}
+    phase = f"phase {status['phase']}, " if status.get("phase") else ""
     lines = [
-        f"{status['repoId']}: {status['status']} (phase {status.get('phase')}, "
+        f"{status['repoId']}: {status['status']} ({phase}"
         f"attempt {status.get('attempt')}, {status.get('elapsedMs')} ms)"
     ]
     lines += [f"  {name}: {value}" for name, value in counters.items()]

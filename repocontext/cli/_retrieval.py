@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 
@@ -18,7 +18,8 @@ from repocontext.cli._index import (
     open_workspace,
     pick_repo,
 )
-from repocontext.errors import StoreUnavailableError, UnauthorizedError
+from repocontext.cli._queries import SearchDefaults, one_text, run_batch, warn
+from repocontext.errors import InvalidInputError, StoreUnavailableError, UnauthorizedError
 from repocontext.pack import (
     DEFAULT_BUDGET,
     DEFAULT_TOP,
@@ -34,30 +35,80 @@ from repocontext.wire import ContextResultWire, SearchResultWire
 
 __all__ = ["register"]
 
+MISMATCH: Final = "keyword.embedder_mismatch"
+ModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        help="keyword, semantic or hybrid (default: hybrid when vectors are ready, else keyword).",
+    ),
+]
+
 
 def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     """Add the retrieval commands to ``app``."""
 
     @app.command()
     def search(
-        query: Annotated[str, typer.Argument(help="What to look for.")],
+        query: Annotated[
+            str | None,
+            typer.Argument(help="What to look for (starting with '-': after `--`)."),
+        ] = None,
         k: Annotated[int, typer.Option("-k", help=f"Hits, {MIN_K}..{MAX_K}.")] = DEFAULT_K,
         scope: Annotated[
             str, typer.Option(help="code, memory (entries) or all (unknown: code).")
         ] = "code",
+        mode: ModeOption = None,
+        language: Annotated[
+            list[str] | None,
+            typer.Option("--language", help="Only files of this language (repeatable)."),
+        ] = None,
+        glob: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--glob", help="Only paths matching this glob, e.g. 'src/**' (repeatable)."
+            ),
+        ] = None,
+        query_file: Annotated[
+            str | None,
+            typer.Option("--query-file", help="Read the query from a file ('-': stdin)."),
+        ] = None,
+        queries: Annotated[
+            str | None,
+            typer.Option(
+                "--queries", help="Answer each JSON line of this file ('-': stdin) in one process."
+            ),
+        ] = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
     ) -> None:
         """Rank a repository's files for a query, with the reasons of every hit."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            request = SearchRequest.of(pick_repo(workspace, repo_id), query, k, scope)
-            result = workspace.search(request)
+        defaults = SearchDefaults(k, scope, mode, tuple(language or ()), tuple(glob or ()))
+        with fail_cleanly():
+            if queries is not None:
+                if query is not None or query_file is not None:
+                    raise InvalidInputError(
+                        "--queries answers the queries of its file: give no other query",
+                        hint="Put every query in the file, one JSON object per line.",
+                    )
+                run_batch(settings_for, data_dir, repo_id, queries, defaults)
+                return
+            text = one_text(query, query_file, "query", "--query-file")
+            with open_workspace(settings_for, data_dir) as workspace:
+                repo = pick_repo(workspace, repo_id)
+                request = SearchRequest.of(
+                    repo, text, k, scope, mode=mode, languages=language, globs=glob
+                )
+                result = workspace.search(request)
+            warn(result.warnings)
             emit_wire(SearchResultWire.of(result), as_json, _search_text)
 
     @app.command()
     def context(
-        task: Annotated[str, typer.Argument(help="The task, in words.")],
+        task: Annotated[
+            str | None, typer.Argument(help="The task, in words (starting with '-': after `--`).")
+        ] = None,
         budget: Annotated[
             int, typer.Option("--budget", help=f"Token budget, {MIN_BUDGET}..{MAX_BUDGET}.")
         ] = DEFAULT_BUDGET,
@@ -66,6 +117,13 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = DEFAULT_TOP,
         detail: Annotated[str, typer.Option(help="paths, outline, slices or auto.")] = "auto",
         session: Annotated[str | None, typer.Option(help="Session id (6 h memory).")] = None,
+        mode: ModeOption = None,
+        task_file: Annotated[
+            str | None,
+            typer.Option(
+                "--query-file", "--task-file", help="Read the task from a file ('-': stdin)."
+            ),
+        ] = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
         as_json: JsonOption = False,
@@ -78,18 +136,24 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         Prints the bundle's text (per unit a header line and the code), then one summary
         line; with --json, the structured result the MCP tool sends.
         """
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
-            request = ContextRequest.of(
-                pick_repo(workspace, repo_id),
-                task,
-                top=top,
-                budget=budget,
-                detail=detail,
-                session=session,
-                json_code=json_code,
-            )
-            bundle = workspace.context(request)
-            wire = ContextResultWire.of(bundle).wire()
+        with fail_cleanly():
+            text = one_text(task, task_file, "task", "--query-file")
+            with open_workspace(settings_for, data_dir) as workspace:
+                repo = pick_repo(workspace, repo_id)
+                request = ContextRequest.of(
+                    repo,
+                    text,
+                    top=top,
+                    budget=budget,
+                    detail=detail,
+                    session=session,
+                    mode=mode,
+                    json_code=json_code,
+                )
+                bundle = workspace.context(request)
+                wire = ContextResultWire.of(bundle).wire()
+                if wire["retrievalPath"] == MISMATCH:
+                    warn(workspace.search_warnings(repo))
             json_out = as_json or json_code
             typer.echo(wire_json(wire) if json_out else _context_text(bundle.text, wire))
 

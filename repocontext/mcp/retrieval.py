@@ -19,7 +19,7 @@ from repocontext.pack import (
     MIN_TOP,
     ContextRequest,
 )
-from repocontext.search import DEFAULT_K, MAX_K, MIN_K, SearchRequest
+from repocontext.search import DEFAULT_K, MAX_FILTERS, MAX_K, MIN_K, SearchRequest
 from repocontext.wire import (
     ContextResultWire,
     SearchResultWire,
@@ -29,6 +29,10 @@ from repocontext.workspace import Workspace
 
 __all__ = ["retrieval_tools"]
 
+MODE: Final = (
+    "keyword, semantic or hybrid; default: hybrid when vectors are ready, else keyword. An "
+    "explicit semantic or hybrid that no vectors can answer is search.vectors_unavailable."
+)
 MAX_SEEN: Final = 10_000
 """Receipts (or known files) one call may name."""
 CONTEXT: Final = ToolAnnotations(
@@ -50,14 +54,27 @@ def _search(workspace: Workspace) -> ToolSpec:
         query: Annotated[Text, Field(description="What you look for, in words or identifiers.")],
         k: Annotated[int, Field(ge=MIN_K, le=MAX_K, description="Hits to return.")] = DEFAULT_K,
         scope: Annotated[Id, Field(description="code, memory or all (unknown: code).")] = "code",
+        mode: Annotated[Id | None, Field(description=MODE)] = None,
+        languages: Annotated[
+            list[Id] | None,
+            Field(max_length=MAX_FILTERS, description="Only files of these languages."),
+        ] = None,
+        globs: Annotated[
+            list[Text] | None,
+            Field(max_length=MAX_FILTERS, description="Only paths matching one (src/**)."),
+        ] = None,
     ) -> SearchResultWire:
         """Find the files of a repository that match a query, each with why it matched.
 
         `reasons`: path-name-match, symbol:<fq name>, content-match, semantic,
         chunk:symbol|file. `lines`: the best-matching symbol's range. `mode` and
-        `retrievalPath` say how it was answered (keyword-only until vectors are ready).
+        `retrievalPath` say how it was answered (keyword-only until vectors are ready);
+        `warnings` (only when there are some) say what to fix. `languages` and `globs`
+        (gitignore-style) rank only the matching files: the best k of those.
         """
-        request = SearchRequest.of(repoId, query, k, scope)
+        request = SearchRequest.of(
+            repoId, query, k, scope, mode=mode, languages=languages, globs=globs
+        )
         return SearchResultWire.of(workspace.search(request))
 
     return ToolSpec("repocontext_search", repocontext_search, "Search code", READ_ONLY)
@@ -89,6 +106,7 @@ def _context(workspace: Workspace) -> ToolSpec:
         session: Annotated[
             Name | None, Field(description="Session id: receipts are remembered for 6 h.")
         ] = None,
+        mode: Annotated[Id | None, Field(description=MODE)] = None,
         jsonCode: Annotated[
             bool, Field(description="Also put each entry's code in the structured result.")
         ] = False,
@@ -117,6 +135,7 @@ def _context(workspace: Workspace) -> ToolSpec:
             seen=seen,
             known=known,
             session=session,
+            mode=mode,
             json_code=jsonCode,
         )
         bundle = workspace.context(request)

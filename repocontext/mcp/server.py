@@ -15,7 +15,7 @@ from repocontext.mcp.health import health_tool
 from repocontext.mcp.index import index_tools
 from repocontext.mcp.mapping import map_tool
 from repocontext.mcp.memory import memory_tools
-from repocontext.mcp.reading import read_tool
+from repocontext.mcp.reading import reading_tools
 from repocontext.mcp.repos import list_repos_tool
 from repocontext.mcp.retrieval import retrieval_tools
 from repocontext.mcp.workspace_tools import workspace_tools
@@ -33,7 +33,7 @@ TOOLS: Final[tuple[Callable[[Workspace], ToolSpec | list[ToolSpec]], ...]] = (
     workspace_tools,
     index_tools,
     retrieval_tools,
-    read_tool,
+    reading_tools,
     map_tool,
     entry_tools,
     memory_tools,

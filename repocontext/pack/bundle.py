@@ -103,7 +103,9 @@ def build_bundle(
     """
     if request.session is not None:
         check_session(request.repo_id, request.session)
-    result = search.search(request.repo_id, request.task, k=files_to_rank(request), scope="code")
+    result = search.search(
+        request.repo_id, request.task, files_to_rank(request), retrieval=request.mode
+    )
     return pack_result(store, clock, request, result)
 
 

@@ -57,7 +57,15 @@ from repocontext.index.service import IndexService
 from repocontext.store import Store, Value, read_repo
 from repocontext.tokens import count_tokens
 
-__all__ = ["MAX_PATH_CHARS", "LineRange", "Page", "read_page", "split_lines"]
+__all__ = [
+    "MAX_PATH_CHARS",
+    "LineRange",
+    "Page",
+    "Source",
+    "read_page",
+    "read_source",
+    "split_lines",
+]
 
 MAX_PATH_CHARS: Final = 4096
 """Longest path a page request may name (longer ones are refused, never echoed whole)."""
@@ -91,6 +99,23 @@ class Page:
     continuation: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A whole file as on disk, read under the rules of a page.
+
+    Attributes:
+        path: Repository-relative posix path of the file.
+        lines: Its lines, each with its line ending (:func:`split_lines`).
+        blob_id: Git blob id of its bytes.
+        fresh: The index holds ``blob_id`` for this file.
+    """
+
+    path: str
+    lines: tuple[str, ...]
+    blob_id: str
+    fresh: bool
+
+
 def read_page(
     store: Store,
     index: IndexService,
@@ -122,28 +147,42 @@ def read_page(
         raise InvalidInputError(
             f"a budget of {budget_tokens} tokens holds no line", hint="Pass a budget of 1 or more."
         )
+    source = read_source(store, index, repo_id, path)
+    start, end = _bounds(source.path, len(source.lines), lines)
+    chosen = source.lines[start - 1 : end]
+    counter = partial(count_tokens, encoding=index.encoding)
+    kept, tokens = _fit(chosen, budget_tokens, counter, start)
+    return Page(
+        path=source.path,
+        start_line=start,
+        end_line=start + kept - 1,
+        text="".join(chosen[:kept]),
+        blob_id=source.blob_id,
+        token_count=tokens,
+        fresh=source.fresh,
+        continuation=start + kept if kept < len(chosen) else None,
+    )
+
+
+def read_source(store: Store, index: IndexService, repo_id: str, path: str) -> Source:
+    """Read a whole file from disk as :func:`read_page` does: the same path rules, freshness.
+
+    The file is re-indexed first when the index holds another version of it (module
+    docstring, "Freshness"), so the index's outline of it describes these lines when
+    ``fresh`` is true.
+
+    Raises:
+        RepoContextError: As :func:`read_page` (``repo.not_found``, ``path.*``,
+            ``input.invalid`` for a directory, a binary or a non-UTF-8 file).
+    """
     repo = read_repo(store, repo_id)
     if repo is None:
         raise NotFoundError(f"no repository {repo_id[:100]!r} is registered")
     root, rel = _locate(repo_id, repo.root, repo.filters, path)
     data = _read(root, rel)
     text = _decode(rel, data)
-    all_lines = split_lines(text)
-    start, end = _bounds(rel, len(all_lines), lines)
-    chosen = all_lines[start - 1 : end]
-    counter = partial(count_tokens, encoding=index.encoding)
-    kept, tokens = _fit(chosen, budget_tokens, counter, start)
     blob = git_blob_id(data)
-    return Page(
-        path=rel,
-        start_line=start,
-        end_line=start + kept - 1,
-        text="".join(chosen[:kept]),
-        blob_id=blob,
-        token_count=tokens,
-        fresh=_freshen(store, index, repo_id, rel, blob),
-        continuation=start + kept if kept < len(chosen) else None,
-    )
+    return Source(rel, tuple(split_lines(text)), blob, _freshen(store, index, repo_id, rel, blob))
 
 
 def split_lines(text: str) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Final, Literal
 from repocontext.arguments import MAX_TEXT_CHARS, checked_range, quoted
 from repocontext.arguments import repo_id as checked_repo_id
 from repocontext.errors import InvalidInputError
+from repocontext.search.modes import SearchMode, checked_mode
 from repocontext.tokens import DEFAULT_ENCODING
 
 __all__ = [
@@ -53,6 +54,8 @@ class ContextRequest:
         session: Session id whose receipts are remembered, if any.
         encoding: The token encoding the budget is counted in.
         json_code: The structured result carries each entry's code (``content``) too.
+        mode: The retrieval mode of the search behind the bundle (``None``: hybrid when
+            vectors can answer, else keyword).
     """
 
     repo_id: str
@@ -65,6 +68,7 @@ class ContextRequest:
     session: str | None = None
     encoding: str = DEFAULT_ENCODING
     json_code: bool = False
+    mode: SearchMode | None = None
 
     @classmethod
     def of(
@@ -79,14 +83,15 @@ class ContextRequest:
         known: Iterable[str] | None = None,
         session: str | None = None,
         json_code: bool = False,
+        mode: str | None = None,
     ) -> ContextRequest:
         """Check a caller's context request and return it.
 
         An unknown or missing ``detail`` means ``auto``; an empty ``session`` means none.
 
         Raises:
-            InvalidInputError: ``top`` or ``budget`` is out of range, the task is too long or
-                the repository id is malformed.
+            InvalidInputError: ``top`` or ``budget`` is out of range, the task is too long,
+                the repository id is malformed or the mode is unknown.
         """
         if len(task) > MAX_TEXT_CHARS:
             raise InvalidInputError(
@@ -103,4 +108,5 @@ class ContextRequest:
             known=tuple(known or ()),
             session=session or None,
             json_code=json_code,
+            mode=checked_mode(mode),
         )

@@ -93,9 +93,19 @@ class Freshness:
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """What ``repocontext_search`` returns."""
+    """What ``repocontext_search`` returns.
+
+    Attributes:
+        mode: ``hybrid``, ``semantic``, ``keyword`` or ``empty``.
+        retrieval_path: Which path answered (``hybrid.exact``, ``keyword.no_embedder``, ...).
+        hits: The ranked hits, best first.
+        freshness: How current the index behind the answer is.
+        warnings: What the caller should know about how it was answered (usually nothing;
+            e.g. vectors made by another embedder, so keyword only).
+    """
 
     mode: str
     retrieval_path: str
     hits: tuple[SearchHit, ...]
     freshness: Freshness
+    warnings: tuple[str, ...] = ()

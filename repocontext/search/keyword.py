@@ -11,17 +11,21 @@ have their own table, with the title, the tags and topic, and the body (weights
 tokenizer only splits those terms on spaces (``_`` is a token character), so the identifier
 rules are ours and the same for documents and queries. Ranking is FTS5's ``bm25()`` with
 column weights :data:`WEIGHTS`. Why FTS5 rather than postings of our own: see
-``docs/retrieval.md`` ("Keyword engine").
+``docs/retrieval.md`` ("Keyword engine"). Each file's row also records its language, so a
+search filtered by language or glob (:class:`~repocontext.search.filters.FileFilter`) ranks
+only the matching rows inside the query (``within``), before the limit.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from repocontext.search.filters import FileFilter
 
 __all__ = ["MEMORY_WEIGHTS", "WEIGHTS", "KeywordDoc", "KeywordHit", "KeywordIndex", "MemoryDoc"]
 
@@ -34,7 +38,7 @@ _SCHEMA: Final = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS docs USING fts5("
     "path_terms, symbol_terms, content_terms, tokenize=\"unicode61 tokenchars '_'\")",
     "CREATE TABLE IF NOT EXISTS files (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, "
-    "blob TEXT)",
+    "blob TEXT, language TEXT)",
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE VIRTUAL TABLE IF NOT EXISTS memdocs USING fts5("
     "title_terms, tag_terms, body_terms, tokenize=\"unicode61 tokenchars '_'\")",
@@ -42,7 +46,8 @@ _SCHEMA: Final = (
     "entry_id TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS mems_entry_id ON mems (entry_id)",
 )
-_FORMAT: Final = "2"
+_TABLES: Final = ("docs", "files", "meta", "memdocs", "mems")
+_FORMAT: Final = "3"  # 3: files.language (query-time language filters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,7 @@ class KeywordDoc:
     path_terms: str
     symbol_terms: str
     content_terms: str
+    language: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,14 +92,21 @@ class KeywordIndex:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
+        self._kept: tuple[tuple[str | None, FileFilter], frozenset[str]] | None = None
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._create()
+        if self._meta("format") not in (None, _FORMAT):
+            # Another layout (a column more or less): start afresh, the next sync rebuilds.
+            for table in _TABLES:
+                self._db.execute(f"DROP TABLE IF EXISTS {table}")
+            self._create()
+        self._set_meta("format", _FORMAT)
+
+    def _create(self) -> None:
         for statement in _SCHEMA:
             self._db.execute(statement)
-        if self._meta("format") not in (None, _FORMAT):
-            self.clear()
-        self._set_meta("format", _FORMAT)
 
     def close(self) -> None:
         """Close the connection."""
@@ -138,7 +151,8 @@ class KeywordIndex:
                 for doc in upserts:
                     self._delete(doc.path)
                     cursor = self._db.execute(
-                        "INSERT INTO files (path, blob) VALUES (?, ?)", (doc.path, doc.blob)
+                        "INSERT INTO files (path, blob, language) VALUES (?, ?, ?)",
+                        (doc.path, doc.blob, doc.language),
                     )
                     self._db.execute(
                         "INSERT INTO docs (rowid, path_terms, symbol_terms, content_terms) "
@@ -210,9 +224,33 @@ class KeywordIndex:
             ).fetchall()
         return [str(row[0]) for row in rows]
 
-    def search(self, query_terms: Sequence[str], limit: int) -> list[KeywordHit]:
-        """Return up to ``limit`` files matching any of the terms, best first."""
-        return self._bm25("docs", "files", "path", WEIGHTS, query_terms, limit)
+    def search(
+        self, query_terms: Sequence[str], limit: int, within: Set[str] | None = None
+    ) -> list[KeywordHit]:
+        """Return up to ``limit`` files matching any of the terms, best first.
+
+        ``within``: only these paths are ranked (the best ``limit`` of them, not those of
+        the overall best that happen to be in it).
+        """
+        return self._bm25("docs", "files", "path", WEIGHTS, query_terms, limit, within)
+
+    def paths_where(self, files: FileFilter) -> frozenset[str]:
+        """The indexed paths the filter keeps.
+
+        The last answer is kept until the index changes: a benchmark asks the same filter
+        of query after query, and matching every path against globs is the costly part.
+        """
+        languages = sorted(files.languages)
+        where = f" WHERE language IN ({', '.join('?' for _ in languages)})" if languages else ""
+        with self._lock:
+            seq = self._db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+            key = (seq[0] if seq else None, files)
+            if self._kept is not None and self._kept[0] == key:
+                return self._kept[1]
+            rows = self._db.execute(f"SELECT path, language FROM files{where}", languages)
+            kept = frozenset(path for path, language in rows if files.keeps(path, language))
+            self._kept = (key, kept)
+        return kept
 
     def _bm25(
         self,
@@ -222,18 +260,26 @@ class KeywordIndex:
         weights: Sequence[float],
         query_terms: Sequence[str],
         limit: int,
+        within: Set[str] | None = None,
     ) -> list[KeywordHit]:
-        """Rank the rows of an FTS5 ``table`` (names in ``rows_of.name``) by weighted BM25."""
-        if not query_terms or limit <= 0:
+        """Rank the rows of an FTS5 ``table`` (names in ``rows_of.name``) by weighted BM25.
+
+        ``within``: only rows whose name is in it, filtered inside the query (before the
+        limit), so the answer is the best ``limit`` of them.
+        """
+        if not query_terms or limit <= 0 or (within is not None and not within):
             return []
         match = " OR ".join('"' + term.replace('"', '""') + '"' for term in query_terms)
         columns = ", ".join(str(w) for w in weights)
+        kept = f" AND rc_within({rows_of}.{name})" if within is not None else ""
         sql = (
             f"SELECT {rows_of}.{name}, bm25({table}, {columns}) AS rank FROM {table} "
-            f"JOIN {rows_of} ON {rows_of}.id = {table}.rowid WHERE {table} MATCH ? "
+            f"JOIN {rows_of} ON {rows_of}.id = {table}.rowid WHERE {table} MATCH ?{kept} "
             f"ORDER BY rank, {rows_of}.{name} LIMIT ?"
         )
         with self._lock:
+            if within is not None:  # (one connection, under the lock: this call's set)
+                self._db.create_function("rc_within", 1, within.__contains__, deterministic=True)
             rows = self._db.execute(sql, (match, limit)).fetchall()
         return [KeywordHit(found, -float(rank)) for found, rank in rows]
 

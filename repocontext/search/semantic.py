@@ -27,7 +27,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -125,22 +125,41 @@ class SemanticService:
 
     def ready_plane(self, repo_id: str) -> VectorPlane | None:
         """The repository's file plane when a completed one of the configured space exists."""
-        embedder = self.embedder()
-        if embedder is None:
-            return None
         status = self.status(repo_id)
-        if not status.planes_complete or status.space != embedder.space.id:
+        if not status.planes_complete or self._other_backend(status) is not None:
+            return None  # (nothing this backend made: it need not load)
+        embedder = self.embedder()
+        if embedder is None or status.space != embedder.space.id:
             return None
         return self._plane(repo_id, embedder)
 
-    def search(self, repo_id: str, query: str, limit: int) -> list[ChunkHit] | None:
-        """Chunks nearest to ``query`` (files and memory), or ``None`` when no plane can answer."""
+    def stored_embedder(self, repo_id: str) -> str | None:
+        """The backend of the repository's completed vectors when it is not the configured one.
+
+        ``None`` when they match, when there are none, and when no embedder is configured.
+        """
+        return self._other_backend(self.status(repo_id))
+
+    def _other_backend(self, status: EmbedStatus) -> str | None:
+        space = status.space or ""
+        if self.embedder_name == "off" or not status.planes_complete or not space:
+            return None
+        backend = space.split("-", 1)[0]
+        return None if backend == self.embedder_name else backend
+
+    def search(
+        self, repo_id: str, query: str, limit: int, within: Set[str] | None = None
+    ) -> list[ChunkHit] | None:
+        """Chunks nearest to ``query`` (files and memory), or ``None`` when no plane can answer.
+
+        ``within``: the file paths whose chunks may answer (memory entries always may).
+        """
         plane = self.ready_plane(repo_id)
         embedder = self._embedder
         if plane is None or embedder is None:
             return None
         vector = embedder.embed([query])[0]
-        hits = plane.search(vector, limit)
+        hits = plane.search(vector, limit, within)
         notes = self._plane(repo_id, embedder, MEMORY_PART).search(vector, limit)
         if not notes:
             return hits

@@ -42,6 +42,7 @@ from repocontext.index.files.nodes import (
 )
 from repocontext.index.model import FileNode
 from repocontext.index.projections.xref_records import linked_paths
+from repocontext.search.filters import FileFilter
 from repocontext.search.hits import (
     FileEntry,
     Freshness,
@@ -52,6 +53,7 @@ from repocontext.search.hits import (
 )
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
+from repocontext.search.modes import SearchMode, fallback_path, nearest_chunks, warnings_of
 from repocontext.search.semantic import SemanticService, memory_key_of
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
@@ -211,13 +213,24 @@ class SearchService:
             return False
 
     def search(
-        self, repo_id: str, query: str, k: int = 10, scope: SearchScope = "code"
+        self,
+        repo_id: str,
+        query: str,
+        k: int = 10,
+        scope: SearchScope = "code",
+        *,
+        retrieval: SearchMode | None = None,
+        files: FileFilter | None = None,
     ) -> SearchResult:
         """Rank the repository's files for ``query`` and explain each hit.
+
+        ``retrieval``: the mode asked for (:mod:`repocontext.search.modes`; ``None``: hybrid
+        when vectors can answer, else keyword). ``files``: rank only the files it keeps.
 
         Raises:
             NotFoundError: No repository ``repo_id`` is registered.
             InvalidInputError: The query is empty.
+            VectorsUnavailableError: ``retrieval`` asked for vectors and none can answer.
         """
         self._repo(repo_id)
         if not query.strip():
@@ -228,8 +241,10 @@ class SearchService:
         repo = self._repo(repo_id)
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
         query_terms = unique_terms(query)[:MAX_QUERY_TERMS]  # (a pasted log can't stall us)
-        nearest = (
-            self.semantic.search(repo_id, query, k * SEMANTIC_CHUNKS) if self.semantic else None
+        index = self.keyword_index(repo_id)
+        within = None if files is None else index.paths_where(files)
+        nearest = nearest_chunks(
+            self.semantic, repo_id, query, k * SEMANTIC_CHUNKS, retrieval, within
         )
         semantic: dict[str, ChunkHit] = {}
         similar_notes: list[str] = []  # memory keys the vectors found, best first
@@ -241,13 +256,16 @@ class SearchService:
                 semantic.setdefault(chunk.path, chunk)  # best chunk per file (best first)
         if scope == "memory":
             notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
-            return SearchResult(
-                *self._memory_mode(repo_id, nearest, notes, similar_notes), tuple(notes), freshness
-            )
-        found = self.keyword_index(repo_id).search(query_terms, k * _CANDIDATES)
+            mode, path_kind = self._memory_mode(repo_id, nearest, notes, similar_notes, retrieval)
+            warnings = warnings_of(self.semantic, repo_id, path_kind)
+            return SearchResult(mode, path_kind, tuple(notes), freshness, warnings)
+        # (semantic mode: the vectors alone find candidates)
+        found = (
+            [] if retrieval == "semantic" else index.search(query_terms, k * _CANDIDATES, within)
+        )
         keyword = {hit.path: hit.score for hit in found}
         if nearest is None:
-            scores, path_kind = keyword, self._fallback_path()
+            scores, path_kind = keyword, self._fallback_path(repo_id, retrieval)
         else:
             scores = _fuse([(list(keyword), 1.0), (list(semantic), SEMANTIC_WEIGHT)])
             plane = "approximate" if self._approximate(repo_id) else "exact"
@@ -258,6 +276,8 @@ class SearchService:
         bonus = RERANK_SHARE * (scores[pool[0]] if pool else 0.0)
         if nearest is None:
             bonus = max(1.0, bonus)
+        if retrieval == "semantic":
+            bonus = 0.0  # the vectors alone rank: no bonus for naming a symbol's words
         explained = [
             self._explain(repo_id, p, scores[p], query_set, bonus, semantic.get(p)) for p in pool
         ]
@@ -269,12 +289,13 @@ class SearchService:
         mode = path_kind.split(".")[0] if hits else "empty"
         if scope == "all":
             notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
-            memory_mode, _ = self._memory_mode(repo_id, nearest, notes, similar_notes)
+            memory_mode, _ = self._memory_mode(repo_id, nearest, notes, similar_notes, retrieval)
             mode = _combined_mode(mode, memory_mode)
             if nearest is not None and mode != "empty":
                 path_kind = f"{mode}.{path_kind.split('.')[1]}"
             hits = _interleave(hits, notes, k)
-        return SearchResult(mode, path_kind, tuple(hits), freshness)
+        warnings = warnings_of(self.semantic, repo_id, path_kind)
+        return SearchResult(mode, path_kind, tuple(hits), freshness, warnings)
 
     def _memory_hits(
         self, repo_id: str, query: str, query_terms: list[str], k: int, similar: list[str]
@@ -290,10 +311,11 @@ class SearchService:
         nearest: list[ChunkHit] | None,
         notes: list[SearchHit],
         similar: list[str],
+        retrieval: SearchMode | None = None,
     ) -> tuple[str, str]:
         """``mode`` and ``retrievalPath`` of a memory-scope answer."""
         if nearest is None:
-            return ("keyword" if notes else "empty"), self._fallback_path()
+            return ("keyword" if notes else "empty"), self._fallback_path(repo_id, retrieval)
         plane = "approximate" if self._approximate(repo_id) else "exact"
         by_words = any(reason != "semantic" for hit in notes for reason in hit.reasons)
         kind = "hybrid" if similar and by_words else "semantic" if similar else "keyword"
@@ -316,10 +338,8 @@ class SearchService:
         # The seeds keep their places: the signal reorders what follows them.
         return ranked[:GRAPH_SEEDS] + sorted(tail, key=lambda h: (-h.score, h.path))
 
-    def _fallback_path(self) -> str:
-        if self.semantic is None or not self.semantic.enabled:
-            return "keyword.no_embedder"
-        return "keyword.vector_plane_unavailable"
+    def _fallback_path(self, repo_id: str, retrieval: SearchMode | None) -> str:
+        return fallback_path(self.semantic, repo_id, retrieval)
 
     def _approximate(self, repo_id: str) -> bool:
         plane = self.semantic.ready_plane(repo_id) if self.semantic else None
@@ -459,6 +479,7 @@ def _doc_of(node: FileNode, text: str | None) -> KeywordDoc:
         path_terms=" ".join(terms(node.path)),
         symbol_terms=" ".join(terms(" ".join(names))),
         content_terms=" ".join(terms(text)) if text else "",
+        language=node.language,
     )
 
 

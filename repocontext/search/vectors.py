@@ -14,20 +14,26 @@ usearch HNSW index (cosine, persisted as ``ann.usearch`` and memory-mapped) answ
 
 from __future__ import annotations
 
+import math
 import os
 import threading
-from dataclasses import dataclass
+from collections.abc import Set
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import msgpack
 import numpy as np
+import numpy.typing as npt
 
 from repocontext.search.embed import Chunk, EmbeddingSpace, Vectors
 
 __all__ = ["ANN_THRESHOLD", "ChunkHit", "VectorPlane"]
 
 ANN_THRESHOLD: Final = 50_000
+_FEW: Final = 8
+"""A filter that keeps under 1/_FEW of the rows has them scanned alone (a gather and a
+product of that many rows cost less than an ANN query asked for _FEW times more rows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,21 +106,27 @@ class VectorPlane:
         _write(self.directory / "files.msgpack", lambda f: f.write(msgpack.packb(files)))
         self._load()
 
-    def search(self, query: Vectors, limit: int) -> list[ChunkHit]:
-        """Return the ``limit`` chunks most similar to ``query`` (one normalized row)."""
+    def search(self, query: Vectors, limit: int, within: Set[str] | None = None) -> list[ChunkHit]:
+        """Return the ``limit`` chunks most similar to ``query`` (one normalized row).
+
+        ``within``: only chunks of these paths count — the best ``limit`` of those. When
+        they are few (under an eighth of the rows) only they are scanned, exactly; otherwise
+        the plane is searched as without a filter — the exact scan with the other rows
+        masked out, or the ANN index asked for enough rows to hold ``limit`` kept ones (and
+        more until it does). Asked for at least every kept row, the answer is every kept row:
+        the exact scan gives that, an approximate index does not promise it.
+        """
         state = self._state  # one consistent snapshot; a rewrite swaps in a new one
         if not state.chunks or limit <= 0:
             return []
-        if state.ann is not None:
-            found = state.ann.search(query.reshape(-1), min(limit, len(state.chunks)))
-            pairs = [
-                (int(k), 1.0 - float(d)) for k, d in zip(found.keys, found.distances, strict=True)
-            ]
+        mask = state.rows_in(within) if within is not None else None
+        kept = len(state.chunks) if mask is None else int(mask.sum())
+        if kept == 0:
+            return []
+        if state.ann is not None and kept * _FEW >= len(state.chunks) and limit < kept:
+            pairs = _ann_pairs(state, query, limit, mask, kept)
         else:
-            scores = state.vectors @ query.reshape(-1)
-            top = min(limit, len(scores))
-            best = np.argpartition(-scores, top - 1)[:top]
-            pairs = [(int(i), float(scores[i])) for i in best]
+            pairs = _exact_pairs(state, query, limit, mask, kept)
         pairs.sort(key=lambda pair: -pair[1])
         rows = [(state.chunks[i], score) for i, score in pairs]
         return [
@@ -140,7 +152,7 @@ class VectorPlane:
             if len(chunks) != len(vectors) or vectors.shape[1:] != (self.space.dimension,):
                 return
             ann = _open_ann(self.directory / "ann.usearch", self.space.dimension)
-            self._state = _Snapshot(vectors, chunks, files, ann)
+            self._state = _Snapshot.of(vectors, chunks, files, ann)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +163,85 @@ class _Snapshot:
     chunks: list[list[Any]]
     files: dict[str, str | None]
     ann: Any
+    paths: list[str] = field(default_factory=list)
+    """The distinct paths of the rows, in first-row order."""
+    row_path: npt.NDArray[np.intp] = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    """Each row's index into :attr:`paths` (so a path filter is one lookup per path)."""
+    masks: list[tuple[Set[str], npt.NDArray[np.bool_]]] = field(default_factory=list)
+    """The last path set asked for and its row mask."""
+
+    @classmethod
+    def of(
+        cls, vectors: Vectors, chunks: list[list[Any]], files: dict[str, str | None], ann: Any
+    ) -> _Snapshot:
+        number: dict[str, int] = {}
+        row_path = np.fromiter(
+            (number.setdefault(row[0], len(number)) for row in chunks), np.intp, len(chunks)
+        )
+        return cls(vectors, chunks, files, ann, list(number), row_path)
+
+    def rows_in(self, within: Set[str]) -> npt.NDArray[np.bool_]:
+        """Which rows belong to a path in ``within``.
+
+        The answer for the last set asked is kept (the same set object: a search service
+        asks the same filter's set query after query).
+        """
+        last = self.masks[:1]
+        if last and last[0][0] is within:
+            return last[0][1]
+        kept = np.fromiter((path in within for path in self.paths), bool, len(self.paths))
+        mask = kept[self.row_path]
+        self.masks[:] = [(within, mask)]
+        return mask
+
+
+def _exact_pairs(
+    state: _Snapshot,
+    query: Vectors,
+    limit: int,
+    mask: npt.NDArray[np.bool_] | None,
+    kept: int,
+) -> list[tuple[int, float]]:
+    """Row and similarity of the ``limit`` nearest kept rows, by one matrix product."""
+    vector = query.reshape(-1)
+    if mask is not None and kept * _FEW < len(mask):  # few kept: multiply only those rows
+        rows = np.flatnonzero(mask)
+        scores = np.asarray(state.vectors[rows] @ vector)
+    else:
+        rows = None
+        scores = state.vectors @ vector
+        if mask is not None:
+            scores = np.where(mask, scores, -np.inf)
+    top = min(limit, kept)
+    best = np.argpartition(-scores, top - 1)[:top]
+    found = best if rows is None else rows[best]
+    return [(int(row), float(scores[at])) for row, at in zip(found, best, strict=True)]
+
+
+def _ann_pairs(
+    state: _Snapshot,
+    query: Vectors,
+    limit: int,
+    mask: npt.NDArray[np.bool_] | None,
+    kept: int,
+) -> list[tuple[int, float]]:
+    """Row and similarity of the nearest kept rows the ANN index finds.
+
+    It is asked for as many rows as should hold ``limit`` kept ones (twice the share the
+    filter leaves out), and four times more while it did not.
+    """
+    size = len(state.chunks)
+    asked = min(size, max(limit, math.ceil(2 * limit * size / kept)))
+    while True:
+        found = state.ann.search(query.reshape(-1), asked)
+        pairs = [
+            (int(k), 1.0 - float(d))
+            for k, d in zip(found.keys, found.distances, strict=True)
+            if mask is None or mask[int(k)]
+        ]
+        if len(pairs) >= limit or asked >= size:
+            return sorted(pairs, key=lambda pair: -pair[1])[:limit]
+        asked = min(size, asked * 4)
 
 
 def _write(path: Path, fill: Any) -> None:

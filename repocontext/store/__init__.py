@@ -11,6 +11,7 @@ Public surface::
     store.sweep() / Sweeper                       TTL expiry, tombstone compaction, feed trim
     export_archive / import_archive               atomic archive files
     read_repo / read_embed_status                 a repository's records, typed
+    StoreMemo                                     values kept until the store changes
 """
 
 from repocontext.store.archive import ArchiveReport, export_archive, import_archive
@@ -18,6 +19,7 @@ from repocontext.store.backend import Backend, BackendStats, ReadTxn, WriteTxn
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, iso_utc
 from repocontext.store.document import DocPatch, DocState
+from repocontext.store.memo import StoreMemo
 from repocontext.store.records import Value
 from repocontext.store.repos import (
     MEMORY_DEFAULT_TTL_FIELD,
@@ -73,6 +75,7 @@ __all__ = [
     "Record",
     "RepoRecord",
     "Store",
+    "StoreMemo",
     "StoreStats",
     "SweepReport",
     "Sweeper",

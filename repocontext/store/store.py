@@ -238,6 +238,23 @@ class Store:
                 if _live_header(*frame_liveness(raw), now_ms)
             )
 
+    def keys(self, tree: str, prefix: str, *, include_deleted: bool = False) -> list[str]:
+        """Return the keys under ``prefix`` in key order, of live records unless told otherwise.
+
+        No value is decoded (with ``include_deleted`` not even a liveness header): the fast
+        path for the names or paths of many records. One read transaction.
+
+        Raises:
+            UnknownTreeError: ``tree`` is not a named tree.
+        """
+        spec, start, now_ms = tree_spec(tree), prefix.encode(), self.clock.now() * 1000
+        with self.backend.read() as txn:
+            return [
+                kb.decode()
+                for kb, raw in txn.iterate(spec.name, start, prefix_end(start))
+                if include_deleted or _live_header(*frame_liveness(raw), now_ms)
+            ]
+
     def iter_fields(
         self, tree: str, prefix: str, names: frozenset[str], *, page_size: int = 5000
     ) -> Iterator[tuple[str, dict[str, Value]]]:

@@ -3,8 +3,8 @@
 Each model is built from a typed value with ``of(...)``, and :meth:`WireModel.wire` gives the
 JSON object the MCP tool sends as structured content (the CLI's ``--json`` prints the same;
 the HTTP app serves ``/stats`` from :class:`StatsResultWire`). Fields that are absent on the
-wire when unset (``children``, ``names``, ``expiresAt``, a context bundle's optional parts) are
-left out rather than sent as ``null``, as the tools always did.
+wire when unset (``children``, ``names``, ``expiresAt``, a search's ``warnings``, a context
+bundle's optional parts) are left out rather than sent as ``null``, as the tools always did.
 """
 
 from __future__ import annotations
@@ -159,13 +159,16 @@ class FreshnessWire(WireModel):
         )
 
 
-class SearchResultWire(WireModel):
-    """Result of ``repocontext_search``."""
+class SearchResultWire(_Sparse):
+    """Result of ``repocontext_search`` (``warnings`` only when there are some)."""
+
+    sparse: ClassVar[frozenset[str]] = frozenset({"warnings"})
 
     mode: str
     retrieval_path: str
     hits: list[SearchHitWire]
     freshness: FreshnessWire
+    warnings: list[str] | None = None
 
     @classmethod
     def of(cls, result: SearchResult) -> SearchResultWire:
@@ -175,6 +178,7 @@ class SearchResultWire(WireModel):
             retrieval_path=result.retrieval_path,
             hits=[SearchHitWire.of(hit) for hit in result.hits],
             freshness=FreshnessWire.of(result.freshness),
+            warnings=list(result.warnings) or None,
         )
 
 

@@ -8,7 +8,7 @@ tools, HTTP routes, the CLI and the Lattice runtime call its methods; none reach
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Unpack
 
@@ -41,23 +41,23 @@ from repocontext.memory import (
     TopicCount,
 )
 from repocontext.pack.bundle import Bundle, build_bundle
-from repocontext.pack.page import LineRange, Page, read_page
 from repocontext.pack.request import ContextRequest
 from repocontext.pack.stats import CallStats
-from repocontext.search.repo_map import RepoMap, build_repo_map
+from repocontext.search.modes import warnings_of
 from repocontext.search.request import SearchRequest
 from repocontext.search.semantic import EmbedReport
 from repocontext.search.service import SearchResult
 from repocontext.settings import Settings
 from repocontext.store import Clock, Store, StoreStats, SweepReport, SystemClock
 from repocontext.workspace.health import HealthReport, health_report
+from repocontext.workspace.reading import Reading
 from repocontext.workspace.registry import RepoInfo
 from repocontext.workspace.services import Services
 
 __all__ = ["Workspace"]
 
 
-class Workspace:
+class Workspace(Reading):
     """The facade every surface uses; one per process, opened from :class:`Settings`."""
 
     def __init__(self, settings: Settings, store: Store, clock: Clock) -> None:
@@ -314,8 +314,20 @@ class Workspace:
         Raises:
             NotFoundError: The repository is not registered.
             InvalidInputError: The query is empty.
+            VectorsUnavailableError: The request's mode needs vectors and none can answer.
         """
-        return self._search.search(request.repo_id, request.query, request.k, request.scope)
+        return self._search.search(
+            request.repo_id,
+            request.query,
+            request.k,
+            request.scope,
+            retrieval=request.mode,
+            files=request.files,
+        )
+
+    def search_warnings(self, repo_id: str) -> tuple[str, ...]:
+        """What a keyword-only answer for the repository warns about now (embedder mismatch)."""
+        return warnings_of(self._semantic, repo_id)
 
     def context(self, request: ContextRequest) -> Bundle:
         """Build a context bundle (see :mod:`repocontext.pack.bundle`) and count it in stats.
@@ -328,44 +340,6 @@ class Workspace:
         bundle = build_bundle(self._store, self._search, self._clock, request)
         self._call_stats.record(bundle.response_tokens, bundle.reads_replaced)
         return bundle
-
-    def page(
-        self,
-        repo_id: str,
-        path: str,
-        lines: LineRange | None = None,
-        *,
-        budget_tokens: int | None = None,
-    ) -> Page:
-        """Read a file, or lines ``(start, end)`` of it, from disk (see :mod:`.pack.page`).
-
-        Raises:
-            RepoContextError: As :func:`~repocontext.pack.page.read_page`: ``repo.not_found``,
-                ``path.outside_workspace``, ``path.not_found``, ``input.invalid``.
-        """
-        return read_page(
-            self._store, self._index, repo_id, path, lines, budget_tokens=budget_tokens
-        )
-
-    def repo_map(
-        self,
-        repo_id: str,
-        budget_tokens: int,
-        exclude: Collection[str] = (),
-        query: str | None = None,
-    ) -> RepoMap:
-        """Rank the repository's files by references (PageRank) and list them within a budget.
-
-        See :mod:`repocontext.search.repo_map`; ``exclude`` paths are left out of the map.
-
-        Raises:
-            NotFoundError: The repository is not registered.
-            InvalidInputError: ``budget_tokens`` is below 1.
-        """
-        encoding = self.settings.token_encoding
-        return build_repo_map(
-            self._store, repo_id, budget_tokens, exclude=exclude, query=query, encoding=encoding
-        )
 
     def usage(self, window_seconds: float | None = None) -> CallStats:
         """Token economics of the bundles this process served in a recent window."""

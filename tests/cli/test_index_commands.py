@@ -226,3 +226,16 @@ def test_reading_commands_work_on_a_store_they_cannot_write(tmp_path):
     finally:
         store.chmod(0o755)
         (store / "lock.mdb").chmod(0o644)
+
+
+def test_status_of_a_completed_run_names_no_phase_after_a_first_run_or_a_rerun(tmp_path):
+    repo = make_repo(tmp_path / "calc", FILES)
+    data = str(tmp_path / "data")
+    first = json.loads(invoke("index", str(repo), "--data-dir", data, "--json"))
+    assert (first["status"], first["phase"]) == ("completed", None)  # not "applying"
+    (repo / "src" / "calc.py").write_text("def add(a, b):\n    return b + a\n")
+    invoke("index", str(repo), "--data-dir", data, "--json")
+    status = json.loads(invoke("status", "--data-dir", data, "--json"))
+    assert (status["status"], status["phase"], status["attempt"]) == ("completed", None, 2)
+    text = invoke("status", "--data-dir", data)
+    assert text.startswith("calc: completed (attempt 2, ") and "phase" not in text

@@ -1,10 +1,13 @@
 """A stored run is parsed once into a RunRecord and read back as the reported status."""
 
 import os
+from pathlib import Path
 
 from repocontext.index.run.status import IndexProgress, RunRecord, recorded_status, run_record
+from repocontext.settings import Settings
 from repocontext.store import EmbedStatus
-from repocontext.testing import FakeClock
+from repocontext.testing import FakeClock, make_repo
+from repocontext.workspace import Workspace
 
 
 def stored_run(status: str, error=None) -> dict:
@@ -16,10 +19,10 @@ def stored_run(status: str, error=None) -> dict:
 
 
 def test_a_stored_run_parses_back_into_its_typed_record():
-    run = RunRecord.of_value(stored_run("completed"))
+    run = RunRecord.of_value(stored_run("running"))
 
-    assert (run.status, run.phase, run.attempt, run.pid) == ("completed", "parsing", 3, os.getpid())
-    assert run.elapsed_ms == 1500 and run.started_at and run.finished_at
+    assert (run.status, run.phase, run.attempt, run.pid) == ("running", "parsing", 3, os.getpid())
+    assert run.elapsed_ms == 1500 and run.started_at and run.finished_at is None
     assert run.counters["filesSeen"] == 5 and run.issues == ["skipped"] and run.error is None
 
 
@@ -48,3 +51,44 @@ def test_a_running_embedding_pass_folds_its_counters_and_phase_into_a_completed_
     assert (status.status, status.phase) == ("running", "embedding")
     assert (status.counters["chunks"], status.counters["chunksTotal"]) == (4, 10)
     assert status.counters["vectors"] == 30
+
+
+def test_a_completed_run_is_stored_in_no_phase_and_a_failed_one_keeps_its_phase():
+    assert RunRecord.of_value(stored_run("completed")).phase is None
+    completed = recorded_status("demo", stored_run("completed"), EmbedStatus(), alive=bool)
+    assert (completed.status, completed.phase) == ("completed", None)
+    assert completed.counters["filesAdded"] == 2
+    failed = recorded_status("demo", stored_run("failed", {"code": "x"}), EmbedStatus(), alive=bool)
+    assert (failed.status, failed.phase) == ("failed", "parsing")
+
+
+def test_a_completed_run_recorded_with_its_last_phase_reads_in_no_phase():
+    # What runs stored before the fix: the phase the run was in when it completed.
+    old = {**stored_run("running"), "status": "completed", "phase": "applying"}
+
+    status = recorded_status("demo", old, EmbedStatus(), alive=lambda pid: True)
+
+    assert (status.status, status.phase) == ("completed", None)
+
+
+def test_the_status_read_during_and_after_a_real_run_pairs_completed_with_no_phase(
+    tmp_path: Path,
+) -> None:
+    files = {f"pkg/m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(30)}
+    repo = make_repo(tmp_path / "ws" / "proj", files)
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="off", embedder="off"
+    )
+    seen: list[tuple[str, str | None]] = []
+    with Workspace.open(settings) as workspace:
+
+        def read_status(progress: IndexProgress, done: int, total: int) -> None:
+            status = workspace.index_status("proj")  # as another reader would, mid-run
+            seen.append((status.status, status.phase))
+
+        workspace.bootstrap(repo, "proj", background=False, on_progress=read_status)
+        during = list(seen)
+        after = workspace.index_status("proj")
+
+    assert during and all(status == "running" and phase for status, phase in during)
+    assert (after.status, after.phase) == ("completed", None)

@@ -111,6 +111,8 @@ async def test_read_tools_are_listed_read_only_with_an_output_schema(
         "repocontext_context",
         "repocontext_stats",
         "repocontext_read",
+        "repocontext_symbol",
+        "repocontext_grep",
         "repocontext_map",
         "repocontext_recall",
         "repocontext_scan",

@@ -255,7 +255,7 @@ def string_schemas(schema: Any, where: str) -> Iterator[tuple[str, dict[str, Any
 
 def test_every_string_parameter_of_every_tool_is_bounded(served):
     tools = list_tools(served)
-    assert len(tools) == 26
+    assert len(tools) == 28
     unbounded = [
         where
         for tool in tools

@@ -48,3 +48,12 @@ def test_an_over_long_task_is_refused_with_a_short_message() -> None:
     with pytest.raises(InvalidInputError) as caught:
         ContextRequest.of("proj", "t" * 100_000)
     assert "too long" in caught.value.message and len(caught.value.message) < 200
+
+
+def test_the_mode_of_the_search_behind_a_bundle_is_checked_like_a_search_mode() -> None:
+    assert ContextRequest.of("proj", "task", mode="keyword").mode == "keyword"
+    assert ContextRequest.of("proj", "task").mode is None
+    with pytest.raises(InvalidInputError) as caught:
+        ContextRequest.of("proj", "task", mode="dense")
+    assert "unknown mode 'dense'" in caught.value.message
+    assert "keyword, semantic, hybrid" in caught.value.hint

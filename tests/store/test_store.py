@@ -147,6 +147,19 @@ def test_iter_packed_yields_the_written_bytes_of_live_records(store, clock):
         list(store.iter_packed(MEMORY, "repo/r/"))
 
 
+def test_keys_lists_live_keys_in_order_and_tombstones_only_when_asked(store, clock):
+    for name in ("b.py", "a.py", "c.py"):
+        store.put(STRUCTURAL, file_key("r", name), {"size": 1})
+    store.put(STRUCTURAL, file_key("r", "short-lived"), {"size": -1}, ttl_seconds=5)
+    store.put(STRUCTURAL, file_key("other", "z.py"), {"size": 1})
+    store.delete(STRUCTURAL, file_key("r", "b.py"))
+    clock.advance(6)
+    assert store.keys(STRUCTURAL, "repo/r/file/") == [file_key("r", "a.py"), file_key("r", "c.py")]
+    assert store.keys(STRUCTURAL, "repo/r/file/", include_deleted=True) == [
+        file_key("r", n) for n in ("a.py", "b.py", "c.py", "short-lived")
+    ]
+
+
 def test_a_token_from_another_scan_is_refused(store):
     for i in range(3):
         store.put(STRUCTURAL, file_key("r", f"a{i}"), i)

@@ -1,8 +1,9 @@
-"""Health, repository, read and map answers match their declared outputSchema, CLI included.
+"""Health, repository, read, symbol, grep and map answers match their declared outputSchema.
 
 Real calls through the real MCP client: each structured result is validated against the schema
 ``tools/list`` declared for its tool, its text block is the same object as compact JSON, and
-the CLI ``--json`` of ``read``, ``map`` and ``repos list`` prints that same object.
+the CLI ``--json`` of ``read``, ``symbol``, ``grep``, ``map`` and ``repos list`` prints that
+same object.
 """
 
 import json
@@ -17,9 +18,17 @@ from typer.testing import CliRunner
 
 from repocontext.cli import app
 from repocontext.mcp import build_server
+from repocontext.search import GrepRequest
 from repocontext.settings import Settings
 from repocontext.testing import make_repo
-from repocontext.wire import HealthResult, ListReposResult, ReadResult, RepoMapResult
+from repocontext.wire import (
+    GrepResult,
+    HealthResult,
+    ListReposResult,
+    ReadResult,
+    RepoMapResult,
+    SymbolSourcesResult,
+)
 from repocontext.workspace import Workspace
 
 FILES = {
@@ -96,6 +105,9 @@ def test_health_repos_read_map_and_workspace_tools_answer_what_their_output_sche
         ("repocontext_read", read),
         ("repocontext_read", {**read, "startLine": 5, "endLine": 6}),
         ("repocontext_read", {**read, "budgetTokens": 12}),
+        ("repocontext_symbol", {"repoId": "geo", "names": ["Circle.area", "Cirle", "unit"]}),
+        ("repocontext_symbol", {"repoId": "geo", "names": ["Circle"], "budgetTokens": 5}),
+        ("repocontext_grep", {"repoId": "geo", "pattern": "unit", "pageSize": 2}),
         ("repocontext_map", {"repoId": "geo"}),
         ("repocontext_map", {"repoId": "geo", "budgetTokens": 64, "query": "draw"}),
         ("repocontext_map", {"repoId": "geo", "exclude": ["geo/draw.py"]}),
@@ -117,10 +129,17 @@ def test_health_repos_read_map_and_workspace_tools_answer_what_their_output_sche
     assert whole["text"] == FILES["geo/shapes.py"] and whole["continuation"] is None
     assert lines["text"] == "    def area(self):\n        return 3.14 * self.r * self.r\n"
     assert cut["continuation"] is not None and cut["tokenCount"] <= 12
-    full, small, excluded = answers[7:10]
+    symbols, omitted, grep = answers[7:10]
+    assert [s["fullyQualifiedName"] for s in symbols["symbols"]] == [
+        "geo.shapes.Circle.area",
+        "geo.shapes.unit",
+    ]
+    assert symbols["missing"][0]["name"] == "Cirle" and omitted["omitted"]
+    assert grep["truncated"] is True and len(grep["matches"]) == 2
+    full, small, excluded = answers[10:13]
     assert full["entries"][0]["path"] == "geo/shapes.py" and small["tokenCount"] <= 64
     assert "geo/draw.py" not in [entry["path"] for entry in excluded["entries"]]
-    reset, removed, never, added = answers[10:]
+    reset, removed, never, added = answers[13:]
     assert reset["memoryPreserved"] is True and reset["entriesDeleted"] > 0
     assert removed["existed"] is True and removed["totalRemoved"] == sum(
         removed["removed"].values()
@@ -141,6 +160,8 @@ def test_each_answer_is_its_wire_model_built_from_the_facades_typed_value(served
         ("repocontext_health", {"repoId": "geo"}),
         ("repocontext_list_repos", {}),
         ("repocontext_read", {"repoId": "geo", "path": "geo/draw.py"}),
+        ("repocontext_symbol", {"repoId": "geo", "names": ["unit", "draw"]}),
+        ("repocontext_grep", {"repoId": "geo", "pattern": "unit", "glob": "geo/*"}),
         ("repocontext_map", {"repoId": "geo", "query": "circle"}),
     ]
     _, results = run_calls(workspace, workspace.settings, calls)
@@ -148,6 +169,8 @@ def test_each_answer_is_its_wire_model_built_from_the_facades_typed_value(served
         HealthResult.of(workspace.health("geo")),
         ListReposResult.of(workspace.list_repos()),
         ReadResult.of(workspace.page("geo", "geo/draw.py")),
+        SymbolSourcesResult.of(workspace.symbols("geo", ["unit", "draw"])),
+        GrepResult.of(workspace.grep(GrepRequest("geo", "unit", glob="geo/*"))),
         RepoMapResult.of(workspace.repo_map("geo", 1024, query="circle")),
     ]
     for (name, result), model in zip(results, typed, strict=True):
@@ -169,7 +192,9 @@ def test_bootstrap_answers_what_its_output_schema_declares(tmp_path):
     assert started["repoId"] == "solo"
 
 
-def test_the_cli_json_of_read_map_and_repos_list_equals_the_tools_structured_content(tmp_path):
+def test_the_cli_json_of_the_read_tools_map_and_repos_list_equals_the_tools_structured_content(
+    tmp_path,
+):
     repo = make_repo(tmp_path / "ws" / "geo", FILES, commit=True)
     data = tmp_path / "data"
     runner = CliRunner()
@@ -183,6 +208,8 @@ def test_the_cli_json_of_read_map_and_repos_list_equals_the_tools_structured_con
     printed = [
         cli("read", "geo", "geo/shapes.py", "--lines", "5-"),
         cli("read", "geo", "geo/shapes.py", "--budget", "12"),
+        cli("symbol", "Circle.area", "unit", "--budget", "30"),
+        cli("grep", "unit", "-i", "-C", "1", "--glob", "*.py", "--limit", "2"),
         cli("map", "geo", "--query", "draw", "--exclude", "tests/test_shapes.py"),
         cli("map", "--budget", "64"),
         cli("repos", "list"),
@@ -197,6 +224,21 @@ def test_the_cli_json_of_read_map_and_repos_list_equals_the_tools_structured_con
                 (
                     "repocontext_read",
                     {"repoId": "geo", "path": "geo/shapes.py", "budgetTokens": 12},
+                ),
+                (
+                    "repocontext_symbol",
+                    {"repoId": "geo", "names": ["Circle.area", "unit"], "budgetTokens": 30},
+                ),
+                (
+                    "repocontext_grep",
+                    {
+                        "repoId": "geo",
+                        "pattern": "unit",
+                        "caseSensitive": False,
+                        "contextLines": 1,
+                        "glob": "*.py",
+                        "pageSize": 2,
+                    },
                 ),
                 (
                     "repocontext_map",

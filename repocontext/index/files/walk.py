@@ -23,7 +23,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -46,12 +46,17 @@ __all__ = [
     "is_git_worktree",
     "keyable",
     "keyable_entries",
+    "path_filter",
     "walk",
 ]
 
 DEFAULT_MAX_FILE_BYTES: Final = 1_000_000
 _GIT_UNREADABLE: Final = re.compile(r"warning: could not open directory '([^'\n]*)': ([^\n]*)")
 _GIT_TIMEOUT: Final = 120
+# pathspec's own regular expressions (Python's re), whatever else is installed: its "best"
+# backend would be RE2 when google-re2 is (grep's engine), which refuses the surrogate-escaped
+# names of files whose name is not UTF-8 instead of matching them.
+_PATTERNS: Final = "simple"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +89,7 @@ class WalkOptions:
         """
         for glob in (*self.include_globs, *self.exclude_globs):
             try:
-                patterns = pathspec.GitIgnoreSpec.from_lines([glob]).patterns
+                patterns = pathspec.GitIgnoreSpec.from_lines([glob], backend=_PATTERNS).patterns
             except ValueError as exc:  # pathspec's GitIgnorePatternError
                 patterns, reason = [], str(exc)
             else:
@@ -225,6 +230,18 @@ def _run_git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
         return None
 
 
+def path_filter(globs: Sequence[str]) -> Callable[[str], bool]:
+    """A test of repository paths: true for a path matching one of ``globs`` (gitignore style).
+
+    The same matching as the include globs of a walk (``*.py`` at any depth, ``src/**``).
+
+    Raises:
+        InvalidInputError: A glob is malformed or matches nothing by construction.
+    """
+    options = WalkOptions(include_globs=tuple(globs)).check()
+    return _filter(options)
+
+
 def walk(
     root: Path, options: WalkOptions | None = None, *, scope: Sequence[str] | None = None
 ) -> WalkResult:
@@ -258,10 +275,10 @@ def walk(
         candidates = [
             rel for prefix in prefixes for rel in _walk_prefix(root, options, prefix, issues)
         ]
-    keep = _filter(options)
+    keep, scoped = _filter(options), _scope_test(prefixes)
     entries: list[WalkEntry] = []
     for rel in sorted(set(candidates)):
-        if not keep(rel) or not in_scope(rel, prefixes):
+        if not keep(rel) or not scoped(rel):
             continue
         if not is_utf8(rel):
             issues.append(WalkIssue(printable_path(rel), "undecodable_name"))
@@ -295,6 +312,15 @@ def keyable(repo_id: str, path: str) -> bool:
     except InvalidKeyError:
         return False
     return True
+
+
+def _scope_test(prefixes: Sequence[str] | None) -> Callable[[str], bool]:
+    """:func:`in_scope` for many paths: exact file paths by set membership, not one by one."""
+    if prefixes is None or "" in prefixes:
+        return lambda path: True
+    files = frozenset(p for p in prefixes if not p.endswith("/"))
+    directories = tuple(p for p in prefixes if p.endswith("/"))
+    return lambda path: path in files or path.startswith(directories)
 
 
 def in_scope(path: str, prefixes: Sequence[str] | None) -> bool:
@@ -401,7 +427,7 @@ def _load_gitignore(
         lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return
-    specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines)
+    specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines, backend=_PATTERNS)
 
 
 def _ignored(rel: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> bool:
@@ -418,8 +444,8 @@ def _ignored(rel: str, specs: dict[str, pathspec.GitIgnoreSpec]) -> bool:
 
 
 def _filter(options: WalkOptions) -> _Keep:
-    include = pathspec.GitIgnoreSpec.from_lines(options.include_globs)
-    exclude = pathspec.GitIgnoreSpec.from_lines(options.exclude_globs)
+    include = pathspec.GitIgnoreSpec.from_lines(options.include_globs, backend=_PATTERNS)
+    exclude = pathspec.GitIgnoreSpec.from_lines(options.exclude_globs, backend=_PATTERNS)
     return _Keep(include if options.include_globs else None, exclude)
 
 

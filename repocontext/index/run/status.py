@@ -73,7 +73,8 @@ class IndexStatus:
     Attributes:
         repo_id: The repository.
         status: ``none``, ``running``, ``completed`` or ``failed``.
-        phase: ``walking``, ``parsing``, ``applying`` (or ``None`` before any run).
+        phase: ``walking``, ``parsing``, ``applying``, ``reconciling`` or ``embedding`` while
+            running; ``None`` before any run and once the run completed.
         counters: File and chunk counters of the last or current run.
         attempt: How many runs were started for this repository.
         started_at: When the run started (ISO 8601 UTC).
@@ -103,12 +104,17 @@ def run_record(
     clock: Clock,
     error: dict[str, Value] | None,
 ) -> dict[str, Value]:
-    """The ``index`` value of a repository record: a run's status, phase and counters now."""
+    """The ``index`` value of a repository record: a run's status, phase and counters now.
+
+    A completed run is in no phase (``None``): the phase it ended in (``applying``, say) is
+    history, and ``completed`` beside a live phase name reads as a run still working. A
+    failed run keeps the phase it failed in.
+    """
     now = clock.now()
     done = status in ("completed", "failed")
     value: dict[str, Value] = {
         "status": status,
-        "phase": progress.phase,
+        "phase": None if status == "completed" else progress.phase,
         "attempt": attempt,
         "pid": os.getpid(),
         "startedAt": iso_utc(started),
@@ -194,7 +200,9 @@ def recorded_status(
     if status == "running" and not alive(index.pid):
         status = "failed"
         error = {"code": "index.interrupted", "message": "the run stopped before finishing"}
-    phase, counters = index.phase, dict(index.counters)
+    # (a record written before completed runs dropped their phase still names the last one)
+    phase = None if status == "completed" else index.phase
+    counters = dict(index.counters)
     if embedding.recorded:
         counters["chunks"] = embedding.chunks_done
         counters["chunksTotal"] = embedding.chunks_total
