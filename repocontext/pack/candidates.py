@@ -81,6 +81,7 @@ class Pool:
         self._counted: dict[str, int] = {}
         self._tokens: dict[tuple[int, int], int] = {}
         self._reused: list[ReusedItem] = []
+        self._links: dict[str, list[tuple[int, str, frozenset[str]]]] = {}
 
     def count(self, text: str) -> int:
         """Exact tokens of ``text`` in the request's encoding (cached for repeated texts)."""
@@ -157,6 +158,7 @@ class Pool:
         """Files linked to the best ranked ones that the ranking did not include."""
         have = {c.path for c in ranked} | {h.path for h in self.result.hits if h.path}
         out: list[Candidate] = []
+        self._links = self._links_of(ranked[:LINK_SEEDS])
         for path in self._links:
             if path in have or len(out) >= MAX_LINKED_FILES:
                 continue
@@ -170,15 +172,13 @@ class Pool:
                 have.add(path)
         return out
 
-    @cached_property
-    def _links(self) -> dict[str, list[tuple[int, str, frozenset[str]]]]:
-        """Per linked path: (seed index, reason, names) of the links of the best files."""
+    def _links_of(self, seeds: list[Candidate]) -> dict[str, list[tuple[int, str, frozenset[str]]]]:
+        """Per linked path: (seed index, reason, names) of the links of the ``seeds``."""
         links: dict[str, list[tuple[int, str, frozenset[str]]]] = {}
-        hits = [h for h in self.result.hits if h.path and h.node is not None and h.text]
-        for seed, hit in enumerate(hits[:LINK_SEEDS]):
-            outgoing = stored_links(self.store, self.request.repo_id, f"out:{hit.path}")
-            incoming = stored_links(self.store, self.request.repo_id, f"in:{hit.path}")
-            symbols = _names(hit.node.symbols if hit.node else ())
+        for seed, candidate in enumerate(seeds):
+            outgoing = stored_links(self.store, self.request.repo_id, f"out:{candidate.path}")
+            incoming = stored_links(self.store, self.request.repo_id, f"in:{candidate.path}")
+            symbols = _names(candidate.node.symbols)
             groups = (
                 ("callee", outgoing.imports + outgoing.references),
                 ("caller", incoming.dependents),
@@ -218,13 +218,12 @@ class Pool:
             )
             for i, c in enumerate(self.candidates)
         ]
-        seeds = {c.path: i for i, c in enumerate(self.candidates[:LINK_SEEDS])}
         out: list[Scored] = []
         for i, candidate in enumerate(self.candidates):
             links = [
-                Linked(names, reason, LINK_SHARE * first[seed].best)
-                for seed, reason, names in self._links.get(candidate.path, ())
-                if seed < len(first) and candidate.path not in seeds
+                Linked(linked, reason, LINK_SHARE * first[seed].best)
+                for seed, reason, linked in self._links.get(candidate.path, ())
+                if seed != i
             ]
             if not links:
                 out.append(first[i])

@@ -239,3 +239,34 @@ def test_a_run_received_at_one_budget_is_not_sent_again_at_another(shop):
                 for path, a, b in held
             ), (entry.path, unit.start_line, unit.end_line)
     assert again.response_tokens >= 0.9 * 6000
+
+
+def test_callees_and_covering_tests_of_the_best_file_come_as_second_choices(tmp_path):
+    repo = make_repo(
+        tmp_path / "ws" / "till",
+        {
+            "till/__init__.py": "",
+            "till/money.py": "".join(
+                f"def convert_{i}(amount):\n    return amount * {i}\n\n\n" for i in range(80)
+            )
+            + "def round_cents(amount):\n    return round(amount, 2)\n",
+            "till/basket.py": (
+                "from till.money import round_cents\n\n\n"
+                "def basket_total(items):\n    return round_cents(sum(items))\n"
+            ),
+            "tests/test_basket.py": (
+                "from till.basket import basket_total\n\n\n"
+                "def test_sum():\n    assert basket_total([1, 2]) == 3\n"
+            ),
+        },
+    )
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=repo.parent, reconcile="off", embedder="off"
+    )
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, background=False)
+        bundle = workspace.context(ContextRequest("till", "basket total", budget=700))
+    units = {e.path: [(u.symbol, u.reason) for u in e.units] for e in bundle.entries}
+    assert units["till/basket.py"] == [(None, "whole-file")]
+    assert ("round_cents", "callee") in units["till/money.py"]  # it names nothing of the task
+    assert bundle.text.index("till/basket.py:") < bundle.text.index("till/money.py:")
