@@ -78,22 +78,24 @@ class Ranking:
         plurals: Also search each query term's plural or singular (``filter``/``filters``).
         graph_share: What a file the top hits import gains, as a share of the top score.
         graph_seeds: How many top hits lend that lift (and keep their places).
+        graph_links: The link lists of the seeds that lift: ``imports``, ``references``
+            (the files defining names the seeds use).
         candidates: Keyword candidates reranked, at least (3 per requested hit above).
         chunks: Nearest chunks fetched, at least (5 per requested hit above): with the
             floors, the first hits do not depend on how many were asked for.
         weights: BM25 column weights of the path, the symbol names and the content.
     """
 
-    fusion: Literal["rrf", "score"] = "rrf"
+    fusion: Literal["rrf", "score"] = "score"
     rrf_k: int = 20
-    semantic_weight: float = 0.2
+    semantic_weight: float = 0.6
     chunk_top: int = 1
     chunk_decay: float = 0.5
     identifier_weight: int = 2
     strip_noise: bool = True
     rerank_share: float = 0.3
     symbol_mode: Literal["overlap", "named"] = "named"
-    path_share: float = 0.5
+    path_share: float = 1.0
     prose_factor: float = 0.2
     test_factor: float = 0.5
     tests_asked: bool = True
@@ -101,6 +103,7 @@ class Ranking:
     plurals: bool = False
     graph_share: float = 0.15
     graph_seeds: int = 3
+    graph_links: tuple[str, ...] = ("imports",)
     candidates: int = 150
     chunks: int = 250
     weights: tuple[float, float, float] = (4.0, 3.0, 1.0)

@@ -86,10 +86,11 @@ REBUILD_ABOVE: Final = 2000
 MAX_SYMBOL_REASONS: Final = 3
 _CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
 SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several per file)
-RRF_K: Final = DEFAULT_RANKING.rrf_k
+RRF_K: Final = 20
 """The rank offset of reciprocal rank fusion (memory entries, and code with memory)."""
-SEMANTIC_WEIGHT: Final = DEFAULT_RANKING.semantic_weight
-"""Weight of the semantic ranking of memory entries in their fusion (keyword: 1)."""
+SEMANTIC_WEIGHT: Final = 0.2
+"""Weight of the semantic ranking of memory entries in their fusion (keyword: 1); code
+hits have their own constants (:class:`~repocontext.search.ranking.Ranking`)."""
 _DEFINITION_KINDS: Final = frozenset(
     {"class", "function", "method", "interface", "struct", "enum", "trait", "type", "module"}
 )
@@ -315,7 +316,8 @@ class SearchService:
             return ranked
         related: set[str] = set()
         for hit in ranked[:seeds]:
-            related.update(linked_paths(self.store, repo_id, f"out:{hit.path}", "imports"))
+            for links in self.ranking.graph_links:
+                related.update(linked_paths(self.store, repo_id, f"out:{hit.path}", links))
         lift = self.ranking.graph_share * ranked[0].score
         tail = [
             dataclasses.replace(hit, score=round(hit.score + lift, 4))
