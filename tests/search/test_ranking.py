@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from repocontext.search.ranking import DEFAULT_RANKING, Ranking, plan_query
+from repocontext.search.ranking import DEFAULT_RANKING, Ranking, fuse, plan_query
 from repocontext.search.request import SearchRequest
+from repocontext.search.vectors import ChunkHit
 from repocontext.settings import Settings
 from repocontext.testing import make_repo
 from repocontext.workspace import Workspace
@@ -170,3 +171,36 @@ def test_a_file_named_by_run_together_query_words_outranks_files_that_mention_th
     assert ranked(tmp_path, files, "Make the join filter work with async")[0] == (
         "pkg/asyncfilters.py"
     )
+
+
+def test_the_first_hits_do_not_depend_on_how_many_were_asked_for(tmp_path: Path) -> None:
+    files: dict[str, str | bytes] = {
+        f"app/cache/flush_{i:02}.py": "# flush_cache flush the cache: flush_cache\nX = 1\n"
+        for i in range(20)
+    }
+    body = "".join(f"    step_{i} = {i}\n" for i in range(60))
+    files["app/store.py"] = f"def flush_cache():\n{body}    return None\n"
+    root = make_repo(tmp_path / "ws" / "demo", files)
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off", embedder="off"
+    )
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(root, background=False)
+        few, many = (
+            [h.path for h in workspace.search(SearchRequest.of("demo", "flush_cache", k)).hits]
+            for k in (3, 30)
+        )
+    assert few[0] == many[0] == "app/store.py"  # the definition, found with any k
+    assert few == many[:3]
+
+
+def test_fusion_adds_the_scaled_similarity_to_the_normalized_keyword_score() -> None:
+    def chunk(path: str, score: float) -> ChunkHit:
+        return ChunkHit(path, "symbol", 1, 2, None, score)
+
+    keyword = {"a.py": 10.0, "b.py": 9.0}
+    chunks = [chunk("b.py", 0.8), chunk("c.py", 0.5), chunk("a.py", 0.2), chunk("b.py", 0.7)]
+    fused = fuse(keyword, chunks, Ranking(fusion="score", semantic_weight=0.6))
+    assert fused == pytest.approx({"a.py": 1.0, "b.py": 0.9 + 0.6, "c.py": 0.6 * 0.5})
+    ranks = fuse(keyword, chunks, Ranking(fusion="rrf", semantic_weight=0.5, rrf_k=20))
+    assert ranks["a.py"] == pytest.approx(1 / 21 + 0.5 / 23)
