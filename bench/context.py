@@ -20,8 +20,13 @@ task the parent tree is checked out and indexed (incrementally from the previous
   (``keyword``: no embedder; ``hybrid-<embedder>``) against standard Okapi BM25 with a code
   tokenizer (``bench/_bm25.py``) over every file of the language.
 
+* **What each embedder costs**: the CPU seconds of this process while each workspace indexes
+  and embeds a task's tree (the first task embeds the whole repository; later ones what
+  changed), against the MRR each buys over keyword-only search.
+
 Intervals are paired percentile bootstraps over tasks (``bench/_stats.py``). Per-task records
-go to ``--out`` (JSON lines), so ``--report FILE`` re-renders without re-running.
+go to ``--out`` (JSON lines), so ``--report FILE`` re-renders without re-running;
+``--no-budgets`` measures file ranking only (no bundles, no packing).
 
 Run: ``.venv/bin/python bench/context.py [--set dev|heldout|all] [--tasks 60] [--write-docs]``
 (needs the local mirrors under /work/.mirror; evaluation data only, never committed).
