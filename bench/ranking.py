@@ -77,7 +77,7 @@ def sweep_configs(spec: str) -> dict[str, tuple[Ranking, bool]]:
                 semantic = raw == "1"
                 continue
             current = getattr(R, key)
-            if isinstance(current, tuple):  # column weights 4/3/1, link lists a/b
+            if isinstance(current, tuple):  # link lists: imports/references
                 parts = raw.split("/")
                 changes[key] = tuple(parts if isinstance(current[0], str) else map(float, parts))
             elif isinstance(current, bool):

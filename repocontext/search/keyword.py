@@ -210,15 +210,9 @@ class KeywordIndex:
             ).fetchall()
         return [str(row[0]) for row in rows]
 
-    def search(
-        self, query_terms: Sequence[str], limit: int, weights: Sequence[float] = WEIGHTS
-    ) -> list[KeywordHit]:
-        """Return up to ``limit`` files matching any of the terms, best first.
-
-        A term given twice counts twice (FTS5 scores each phrase of the query); ``weights``
-        are the column weights of the path, the symbol names and the content.
-        """
-        return self._bm25("docs", "files", "path", weights, query_terms, limit)
+    def search(self, query_terms: Sequence[str], limit: int) -> list[KeywordHit]:
+        """Return up to ``limit`` files matching any of the terms, best first."""
+        return self._bm25("docs", "files", "path", WEIGHTS, query_terms, limit)
 
     def _bm25(
         self,

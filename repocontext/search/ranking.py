@@ -83,7 +83,6 @@ class Ranking:
         candidates: Keyword candidates reranked, at least (3 per requested hit above).
         chunks: Nearest chunks fetched, at least (5 per requested hit above): with the
             floors, the first hits do not depend on how many were asked for.
-        weights: BM25 column weights of the path, the symbol names and the content.
     """
 
     fusion: Literal["rrf", "score"] = "score"
@@ -106,7 +105,6 @@ class Ranking:
     graph_links: tuple[str, ...] = ("imports",)
     candidates: int = 150
     chunks: int = 250
-    weights: tuple[float, float, float] = (4.0, 3.0, 1.0)
 
 
 DEFAULT_RANKING: Final = Ranking()

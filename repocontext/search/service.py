@@ -253,7 +253,7 @@ class SearchService:
                 *self._memory_mode(repo_id, nearest, notes, similar_notes), tuple(notes), freshness
             )
         candidates = max(k * _CANDIDATES, ranking.candidates)
-        found = self.keyword_index(repo_id).search(plan.weighted, candidates, ranking.weights)
+        found = self.keyword_index(repo_id).search(plan.weighted, candidates)
         keyword = {hit.path: hit.score for hit in found}
         if nearest is None:
             scores, path_kind = keyword, self._fallback_path()
