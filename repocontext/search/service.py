@@ -258,8 +258,8 @@ class SearchService:
         if nearest is None:
             scores, path_kind = keyword, self._fallback_path()
         else:
-            files = [chunk for chunk in nearest if memory_key_of(chunk.path) is None]
-            scores = fuse(keyword, files, ranking)
+            file_chunks = [chunk for chunk in nearest if memory_key_of(chunk.path) is None]
+            scores = fuse(keyword, file_chunks, ranking)
             plane = "approximate" if self._approximate(repo_id) else "exact"
             kind = "hybrid" if keyword and semantic else "semantic" if semantic else "keyword"
             path_kind = f"{kind}.{plane}"
