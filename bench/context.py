@@ -20,8 +20,13 @@ task the parent tree is checked out and indexed (incrementally from the previous
   (``keyword``: no embedder; ``hybrid-<embedder>``) against standard Okapi BM25 with a code
   tokenizer (``bench/_bm25.py``) over every file of the language.
 
+* **What each embedder costs**: the CPU seconds of this process while each workspace indexes
+  and embeds a task's tree (the first task embeds the whole repository; later ones what
+  changed), against the MRR each buys over keyword-only search.
+
 Intervals are paired percentile bootstraps over tasks (``bench/_stats.py``). Per-task records
-go to ``--out`` (JSON lines), so ``--report FILE`` re-renders without re-running.
+go to ``--out`` (JSON lines), so ``--report FILE`` re-renders without re-running;
+``--no-budgets`` measures file ranking only (no bundles, no packing).
 
 Run: ``.venv/bin/python bench/context.py [--set dev|heldout|all] [--tasks 60] [--write-docs]``
 (needs the local mirrors under /work/.mirror; evaluation data only, never committed).
@@ -144,7 +149,9 @@ def open_workspace(work: Path, name: str, embedder: str, checkout: Path) -> Work
     return Workspace.open(settings)
 
 
-def evaluate(mirror: Path, limit: int, backends: list[str], work: Path, out: Path) -> None:
+def evaluate(
+    mirror: Path, limit: int, backends: list[str], work: Path, out: Path, budgets: bool = True
+) -> None:
     name = mirror.parent.name.split("+")[-1]
     tasks = select_tasks(mirror, limit)
     checkout = work / "ws" / name
@@ -155,26 +162,36 @@ def evaluate(mirror: Path, limit: int, backends: list[str], work: Path, out: Pat
     try:
         for number, task in enumerate(tasks, 1):
             git(checkout, "checkout", "-q", "--force", task.parent)
-            for workspace in spaces.values():
+            index_s: dict[str, float] = {}
+            for backend, workspace in spaces.items():
+                begin = time.process_time()  # (CPU of this process: the embedders' threads too)
                 workspace.bootstrap(checkout, name, background=False)
                 workspace.wait_embedded(name)
-            record = run_task(name, checkout, task, spaces, default)
+                index_s[backend] = time.process_time() - begin
+            record = run_task(name, checkout, task, spaces, default, budgets)
+            record["indexCpuS"] = index_s
             with out.open("a") as sink:
                 sink.write(json.dumps(record) + "\n")
-            cov = record["budgets"]["8192"]
-            print(
-                f"{name} {number}/{len(tasks)} {time.perf_counter() - started:.0f}s  "
-                f"8k lineCov bundle {cov['bundle']['lineCov']:.2f} "
-                f"bm25 {cov['whole-bm25']['lineCov']:.2f} oracle {cov['oracle']['lineCov']:.2f}",
-                flush=True,
-            )
+            progress = f"{name} {number}/{len(tasks)} {time.perf_counter() - started:.0f}s"
+            if budgets:
+                cov = record["budgets"]["8192"]
+                progress += (
+                    f"  8k lineCov bundle {cov['bundle']['lineCov']:.2f} "
+                    f"bm25 {cov['whole-bm25']['lineCov']:.2f} oracle {cov['oracle']['lineCov']:.2f}"
+                )
+            print(progress, flush=True)
     finally:
         for workspace in spaces.values():
             workspace.close()
 
 
 def run_task(
-    name: str, checkout: Path, task: Task, spaces: dict[str, Workspace], default: Workspace
+    name: str,
+    checkout: Path,
+    task: Task,
+    spaces: dict[str, Workspace],
+    default: Workspace,
+    with_budgets: bool = True,
 ) -> dict[str, object]:
     sources = [p for p in git(checkout, "ls-files", "*.py").splitlines() if p]
     texts = {}
@@ -194,7 +211,7 @@ def run_task(
         rankings[method] = [h.path for h in result.hits if h.path is not None]
     oracle = sorted(task.lines, key=lambda p: (len(texts.get(p, "")), p))
     budgets: dict[str, dict[str, object]] = {}
-    for budget in BUDGETS:
+    for budget in BUDGETS if with_budgets else ():
         begin = time.perf_counter()
         bundle = default.context(ContextRequest.of(name, task.query, budget=budget))
         elapsed = (time.perf_counter() - begin) * 1000
@@ -304,10 +321,56 @@ def render(records: list[dict], sets: dict[str, list[str]], tasks: int) -> str: 
         if not chosen:
             continue
         lines += [f"### {label}: {', '.join(sorted({r['repo'] for r in chosen}))}", ""]
-        lines += ["Coverage of the lines each commit changed, at the same budget:", ""]
-        lines += [*coverage_table(chosen), ""]
-        lines += ["File ranking:", "", *ranking_table(chosen), "", latency_line(chosen), ""]
+        if chosen[0]["budgets"]:
+            lines += ["Coverage of the lines each commit changed, at the same budget:", ""]
+            lines += [*coverage_table(chosen), ""]
+        lines += ["File ranking:", "", *ranking_table(chosen), ""]
+        lines += ["Per repository:", "", *repo_ranking_table(chosen), ""]
+        if "indexCpuS" in chosen[0]:
+            lines += ["What each embedder costs:", "", *embedder_table(chosen), ""]
+        if chosen[0]["budgets"]:
+            lines += [latency_line(chosen), ""]
     return "\n".join(lines)
+
+
+def repo_ranking_table(records: list[dict]) -> list[str]:  # type: ignore[type-arg]
+    lines = [
+        "| repository | method | MRR | Acc@5 | MRR vs bm25 (95 % CI) |",
+        "|---|---|---:|---:|---|",
+    ]
+    for repo in sorted({r["repo"] for r in records}):
+        mine = [r for r in records if r["repo"] == repo]
+        base = [r["rank"]["bm25"]["mrr"] for r in mine]
+        for method in mine[0]["rank"]:
+            mrr = [r["rank"][method]["mrr"] for r in mine]
+            acc = mean([r["rank"][method]["acc5"] for r in mine])
+            versus = "-" if method == "bm25" else interval(mrr, base)
+            lines.append(f"| {repo} | {method} | {mean(mrr):.3f} | {acc:.3f} | {versus} |")
+    return lines
+
+
+def embedder_table(records: list[dict]) -> list[str]:  # type: ignore[type-arg]
+    """CPU seconds of indexing with each embedder (over every task) and what they bought."""
+    lines = [
+        "| method | index CPU s (first task) | index CPU s (all tasks) | embedding CPU s "
+        "| MRR gain over keyword | MRR gain per embedding CPU minute |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    repos = sorted({r["repo"] for r in records})
+    firsts = [next(r for r in records if r["repo"] == repo) for repo in repos]
+    keyword = mean([r["rank"]["keyword"]["mrr"] for r in records])
+    off = sum(r["indexCpuS"]["off"] for r in records)
+    for backend in records[0]["indexCpuS"]:
+        method = "keyword" if backend == "off" else f"hybrid-{backend}"
+        total = sum(r["indexCpuS"][backend] for r in records)
+        first = sum(r["indexCpuS"][backend] for r in firsts)
+        embedding = max(total - off, 0.0)
+        gain = mean([r["rank"][method]["mrr"] for r in records]) - keyword
+        per = f"{gain / (embedding / 60):+.4f}" if embedding > 0 else "-"
+        lines.append(
+            f"| {method} | {first:.0f} | {total:.0f} | {embedding:.0f} | {gain:+.3f} | {per} |"
+        )
+    return lines
 
 
 def load(paths: Iterable[Path]) -> list[dict]:  # type: ignore[type-arg]
@@ -326,6 +389,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="per-task JSON lines")
     parser.add_argument("--report", nargs="*", type=Path, help="only render these records")
     parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument(
+        "--no-budgets", action="store_true", help="file ranking only (no bundles, no packing)"
+    )
     args = parser.parse_args()
     names = args.repos or [
         n for label, members in SETS.items() if args.set in (label, "all") for n in members
@@ -342,7 +408,14 @@ def main() -> int:
         work = Path(tempfile.mkdtemp(prefix="rc-context-"))
         try:
             for name in names:
-                evaluate(MIRRORS / name / "repo", args.tasks, args.backends, work, out)
+                evaluate(
+                    MIRRORS / name / "repo",
+                    args.tasks,
+                    args.backends,
+                    work,
+                    out,
+                    not args.no_budgets,
+                )
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(f"records: {out}", flush=True)

@@ -54,13 +54,24 @@ from repocontext.search.hits import (
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
 from repocontext.search.modes import SearchMode, fallback_path, nearest_chunks, warnings_of
+from repocontext.search.ranking import (
+    DEFAULT_RANKING,
+    MAX_QUERY_TERMS,
+    QueryPlan,
+    Ranking,
+    definition_share,
+    file_prior,
+    fuse,
+    plan_query,
+)
 from repocontext.search.semantic import SemanticService, memory_key_of
-from repocontext.search.terms import terms, unique_terms
+from repocontext.search.terms import terms
 from repocontext.search.vectors import ChunkHit
 from repocontext.store import MEMORY, STRUCTURAL, RepoRecord, Store, read_repo
 from repocontext.store.keys import family_prefix, file_key, repo_key
 
 __all__ = [
+    "MAX_QUERY_TERMS",
     "FileEntry",
     "Freshness",
     "NoteEntry",
@@ -78,19 +89,10 @@ MAX_SYMBOL_REASONS: Final = 3
 _CANDIDATES: Final = 3  # keyword candidates fetched per requested hit, for reranking
 SEMANTIC_CHUNKS: Final = 5  # nearest chunks fetched per requested hit (several per file)
 RRF_K: Final = 20
-"""The rank offset of reciprocal rank fusion: small, so the top of each list counts most."""
+"""The rank offset of reciprocal rank fusion (memory entries, and code with memory)."""
 SEMANTIC_WEIGHT: Final = 0.2
-MAX_QUERY_TERMS: Final = 256
-"""Distinct query terms searched (the first ones): 100,000 took 7 s per keyword search."""
-"""Weight of the semantic ranking in the fusion (keyword: 1). Both from a sweep over the
-retrieval evaluation (docs/retrieval.md, "Fusion constants")."""
-GRAPH_SEEDS: Final = 3
-GRAPH_SHARE: Final = 0.15
-"""What a file imported by, or testing, one of the top hits gains, as a share of the top score."""
-PROSE_FACTOR: Final = 0.5
-"""Score multiplier of files without a parsed language (docs, config, changelogs)."""
-RERANK_SHARE: Final = 0.3
-"""The definition bonus, as a share of the best BM25 score of the query (at least 1)."""
+"""Weight of the semantic ranking of memory entries in their fusion (keyword: 1); code
+hits have their own constants (:class:`~repocontext.search.ranking.Ranking`)."""
 _DEFINITION_KINDS: Final = frozenset(
     {"class", "function", "method", "interface", "struct", "enum", "trait", "type", "module"}
 )
@@ -110,6 +112,8 @@ class SearchService:
         self._indexes: dict[str, KeywordIndex] = {}
         self._sync_locks: dict[str, threading.Lock] = {}
         self._nodes = ParsedNodes(store)
+        self.ranking: Ranking = DEFAULT_RANKING
+        """The ranking constants (``repocontext.search.ranking``); benchmarks sweep them."""
 
     def close(self) -> None:
         """Close every open index."""
@@ -240,11 +244,18 @@ class SearchService:
         # (its repository record is written just after its files: it may trail by one run).
         repo = self._repo(repo_id)
         freshness = _freshness(repo, self.keyword_index(repo_id).seq)
-        query_terms = unique_terms(query)[:MAX_QUERY_TERMS]  # (a pasted log can't stall us)
+        ranking = self.ranking
+        plan = plan_query(query, ranking)  # (the first terms only: a pasted log can't stall us)
+        query_terms = list(plan.terms)
         index = self.keyword_index(repo_id)
         within = None if files is None else index.paths_where(files)
         nearest = nearest_chunks(
-            self.semantic, repo_id, query, k * SEMANTIC_CHUNKS, retrieval, within
+            self.semantic,
+            repo_id,
+            query,
+            max(k * SEMANTIC_CHUNKS, ranking.chunks),
+            retrieval,
+            within,
         )
         semantic: dict[str, ChunkHit] = {}
         similar_notes: list[str] = []  # memory keys the vectors found, best first
@@ -260,26 +271,26 @@ class SearchService:
             warnings = warnings_of(self.semantic, repo_id, path_kind)
             return SearchResult(mode, path_kind, tuple(notes), freshness, warnings)
         # (semantic mode: the vectors alone find candidates)
-        found = (
-            [] if retrieval == "semantic" else index.search(query_terms, k * _CANDIDATES, within)
-        )
+        candidates = max(k * _CANDIDATES, ranking.candidates)
+        found = [] if retrieval == "semantic" else index.search(plan.weighted, candidates, within)
         keyword = {hit.path: hit.score for hit in found}
         if nearest is None:
             scores, path_kind = keyword, self._fallback_path(repo_id, retrieval)
         else:
-            scores = _fuse([(list(keyword), 1.0), (list(semantic), SEMANTIC_WEIGHT)])
+            file_chunks = [chunk for chunk in nearest if memory_key_of(chunk.path) is None]
+            scores = fuse(keyword, file_chunks, ranking)
             plane = "approximate" if self._approximate(repo_id) else "exact"
             kind = "hybrid" if keyword and semantic else "semantic" if semantic else "keyword"
             path_kind = f"{kind}.{plane}"
-        pool = sorted(scores, key=lambda p: -scores[p])[: k * _CANDIDATES]
+        pool = sorted(scores, key=lambda p: -scores[p])[:candidates]
         query_set = set(query_terms)
-        bonus = RERANK_SHARE * (scores[pool[0]] if pool else 0.0)
+        bonus = ranking.rerank_share * (scores[pool[0]] if pool else 0.0)
         if nearest is None:
             bonus = max(1.0, bonus)
         if retrieval == "semantic":
             bonus = 0.0  # the vectors alone rank: no bonus for naming a symbol's words
         explained = [
-            self._explain(repo_id, p, scores[p], query_set, bonus, semantic.get(p)) for p in pool
+            self._explain(repo_id, p, scores[p], plan, bonus, semantic.get(p)) for p in pool
         ]
         ranked = self._graph_boost(
             repo_id,
@@ -323,20 +334,22 @@ class SearchService:
 
     def _graph_boost(self, repo_id: str, ranked: list[SearchHit]) -> list[SearchHit]:
         """Lift the candidates the top hits import, below those hits (a graph signal)."""
-        if len(ranked) <= GRAPH_SEEDS:
+        seeds = self.ranking.graph_seeds
+        if len(ranked) <= seeds:
             return ranked
         related: set[str] = set()
-        for hit in ranked[:GRAPH_SEEDS]:
-            related.update(linked_paths(self.store, repo_id, f"out:{hit.path}", "imports"))
-        lift = GRAPH_SHARE * ranked[0].score
+        for hit in ranked[:seeds]:
+            for links in self.ranking.graph_links:
+                related.update(linked_paths(self.store, repo_id, f"out:{hit.path}", links))
+        lift = self.ranking.graph_share * ranked[0].score
         tail = [
             dataclasses.replace(hit, score=round(hit.score + lift, 4))
             if hit.path in related
             else hit
-            for hit in ranked[GRAPH_SEEDS:]
+            for hit in ranked[seeds:]
         ]
         # The seeds keep their places: the signal reorders what follows them.
-        return ranked[:GRAPH_SEEDS] + sorted(tail, key=lambda h: (-h.score, h.path))
+        return ranked[:seeds] + sorted(tail, key=lambda h: (-h.score, h.path))
 
     def _fallback_path(self, repo_id: str, retrieval: SearchMode | None) -> str:
         return fallback_path(self.semantic, repo_id, retrieval)
@@ -376,16 +389,17 @@ class SearchService:
         repo_id: str,
         path: str,
         score: float,
-        query: set[str],
+        plan: QueryPlan,
         bonus: float,
         nearest: ChunkHit | None = None,
     ) -> SearchHit | None:
         """Explain one candidate and rerank it: BM25 plus a bonus for defining what was asked.
 
-        The bonus (``bonus`` times the fraction of query terms found in the best symbol name,
-        and ``bonus / 2`` times the fraction found in the path) lets a file that defines the
-        named symbol outrank one that only mentions it: symbol definitions over mentions.
+        The bonus (``bonus`` times :func:`~repocontext.search.ranking.definition_share`) lets
+        a file that defines the named symbol outrank one that only mentions it: symbol
+        definitions over mentions. Then the file's prior (code, tests, prose) scales it.
         """
+        query = set(plan.terms)
         key = file_key(repo_id, path)
         node = self._nodes.read(key)
         if node is None:
@@ -403,11 +417,9 @@ class SearchService:
         if lines is None and nearest is not None and nearest.kind == "symbol":
             lines = (nearest.start_line, nearest.end_line)
         reasons.append("chunk:symbol" if lines else "chunk:file")
-        symbol_overlap = best.overlap if best else 0
-        if query:
-            score += bonus * (symbol_overlap + path_overlap / 2) / len(query)
-        if not node.language:
-            score *= PROSE_FACTOR  # the code scope prefers code over docs and changelogs
+        names = [s.fq_name.rsplit(".", 1)[-1] for s in symbols]
+        score += bonus * definition_share(path, names, plan, self.ranking)
+        score *= file_prior(node, plan, self.ranking)  # code over tests, docs and changelogs
         entry = FileEntry(node.language, node.token_count, node.lines, node.is_test)
         return SearchHit(
             key, path, round(score, 4), tuple(reasons), entry, lines, tuple(symbols), node
@@ -505,15 +517,6 @@ def _symbol_matches(node: FileNode, query: set[str]) -> list[SymbolMatch]:
             definition = 0 if match.kind in _DEFINITION_KINDS else 1
             found.append((-overlap, definition, match.start_line, match))
     return [match for *_, match in sorted(found, key=lambda item: item[:3])]
-
-
-def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
-    """Weighted reciprocal rank fusion: a list adds ``weight / (RRF_K + rank)`` to a path."""
-    fused: dict[str, float] = {}
-    for ranking, weight in rankings:
-        for rank, path in enumerate(ranking, start=1):
-            fused[path] = fused.get(path, 0.0) + weight / (RRF_K + rank)
-    return fused
 
 
 def _mentions(text: str, query: set[str]) -> bool:
