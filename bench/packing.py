@@ -1,0 +1,163 @@
+"""Sweep the context packer's constants on the tasks of ``bench/context.py``.
+
+Each task's parent tree is indexed once (default embedder, incrementally from the previous
+task); then every configuration of ``CONFIGS`` (overrides of the module constants of
+``repocontext.pack``: candidates, scoring, selection) builds the bundle at each budget, and the
+share of the commit's parent-side changed lines it carries (LineCov) is recorded. Whole files in
+standard-BM25 order and the whole-gold-file oracle are measured beside them, as in
+``bench/context.py``. ``--report`` re-renders saved records: mean LineCov per configuration
+and budget with a paired bootstrap interval against the current defaults.
+
+Run: ``.venv/bin/python bench/packing.py --set dev --out /tmp/packing.jsonl`` (needs the local
+mirrors under /work/.mirror). Never tune on ``--set heldout``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _bm25 import BM25  # noqa: E402
+from _commits import git, select_tasks  # noqa: E402
+from _stats import paired_interval  # noqa: E402
+from context import MIRRORS, SETS, bundle_sides, open_workspace, whole_files  # noqa: E402
+
+from repocontext.pack import ContextRequest, candidates, scoring, selection  # noqa: E402
+
+BUDGETS = (4096, 8192, 32768)
+MODULES = (candidates, scoring, selection)
+CONFIGS: dict[str, dict[str, float]] = {
+    "default": {},
+    "whole-2.0": {"WHOLE_BONUS": 2.0},
+    "whole-3.0": {"WHOLE_BONUS": 3.0},
+    "decay-0.25": {"RANK_DECAY": 0.25},
+    "decay-1.0": {"RANK_DECAY": 1.0},
+    "density-1.0": {"DENSITY_EXP": 1.0},
+    "density-0.6": {"DENSITY_EXP": 0.6},
+    "files-800": {"TOKENS_PER_FILE": 800},
+    "files-3200": {"TOKENS_PER_FILE": 3200},
+    "tests-1.0": {"TEST_SHARE": 1.0},
+    "links-0": {"LINK_SHARE": 0.0},
+}
+
+
+@contextmanager
+def overridden(values: dict[str, float]) -> Iterator[None]:
+    """The pack modules with ``values`` in place of their constants (restored after)."""
+    saved = []
+    for module in MODULES:
+        for name, value in values.items():
+            if hasattr(module, name):
+                saved.append((module, name, getattr(module, name)))
+                setattr(module, name, value)
+    if values and not saved:
+        raise SystemExit(f"no pack module has {sorted(values)}")
+    try:
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+def evaluate(mirror: Path, limit: int, work: Path, out: Path) -> None:
+    name = mirror.parent.name.split("+")[-1]
+    tasks = select_tasks(mirror, limit)
+    checkout = work / "ws" / name
+    subprocess.run(["git", "clone", "-q", "--shared", str(mirror), str(checkout)], check=True)
+    workspace = open_workspace(work, name, "static", checkout)
+    started = time.perf_counter()
+    try:
+        for number, task in enumerate(tasks, 1):
+            git(checkout, "checkout", "-q", "--force", task.parent)
+            workspace.bootstrap(checkout, name, background=False)
+            workspace.wait_embedded(name)
+            texts = {}
+            for path in git(checkout, "ls-files", "*.py").splitlines():
+                try:
+                    texts[path] = (checkout / path).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+            baseline = BM25(texts).rank(task.query)
+            oracle = sorted(task.lines, key=lambda p: (len(texts.get(p, "")), p))
+            cov: dict[str, dict[str, float]] = {}
+            for budget in BUDGETS:
+                row = {
+                    "whole-bm25": whole_files(baseline, texts, task, budget).row(task)["lineCov"],
+                    "oracle": whole_files(oracle, texts, task, budget).row(task)["lineCov"],
+                }
+                for config, values in CONFIGS.items():
+                    with overridden(values):
+                        request = ContextRequest.of(name, task.query, budget=budget)
+                        bundle = workspace.context(request)
+                    row[config] = bundle_sides(bundle, task).row(task)["lineCov"]
+                cov[str(budget)] = row
+            with out.open("a") as sink:
+                sink.write(json.dumps({"repo": name, "commit": task.commit, "cov": cov}) + "\n")
+            print(f"{name} {number}/{len(tasks)} {time.perf_counter() - started:.0f}s", flush=True)
+    finally:
+        workspace.close()
+
+
+def render(records: list[dict]) -> str:  # type: ignore[type-arg]
+    lines = [
+        f"{len(records)} tasks ({', '.join(sorted({r['repo'] for r in records}))}); "
+        "mean LineCov, and the paired difference against `default` (95 % CI):",
+        "",
+        "| configuration | " + " | ".join(f"{b // 1024}k" for b in BUDGETS) + " |",
+        "|---|" + "---|" * len(BUDGETS),
+    ]
+    for config in ["whole-bm25", "oracle", *CONFIGS]:
+        cells = []
+        for budget in map(str, BUDGETS):
+            values = [r["cov"][budget][config] for r in records]
+            base = [r["cov"][budget]["default"] for r in records]
+            diff, low, high = paired_interval(values, base)
+            mean = sum(values) / len(values)
+            cells.append(
+                f"{mean:.3f}"
+                if config == "default"
+                else f"{mean:.3f} ({diff:+.3f} [{low:+.3f}, {high:+.3f}])"
+            )
+        lines.append(f"| {config} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--set", choices=("dev", "heldout"), default="dev")
+    parser.add_argument("--repos", nargs="*", help="mirror names (owner+name), overrides --set")
+    parser.add_argument("--tasks", type=int, default=60)
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--report", nargs="*", type=Path)
+    args = parser.parse_args()
+    if args.report:
+        records = [json.loads(x) for p in args.report for x in p.read_text().splitlines() if x]
+        print(render(records))
+        return 0
+    out = args.out or Path(tempfile.gettempdir()) / f"rc-packing-{int(time.time())}.jsonl"
+    out.write_text("")
+    work = Path(tempfile.mkdtemp(prefix="rc-packing-"))
+    try:
+        for name in args.repos or SETS[args.set]:
+            evaluate(MIRRORS / name / "repo", args.tasks, work, out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    records = [json.loads(x) for x in out.read_text().splitlines() if x]
+    print(render(records))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
