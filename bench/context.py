@@ -385,7 +385,9 @@ def main() -> int:
     parser.add_argument("--set", choices=("dev", "heldout", "all"), default="dev")
     parser.add_argument("--repos", nargs="*", help="mirror names (owner+name), overrides --set")
     parser.add_argument("--tasks", type=int, default=60)
-    parser.add_argument("--backends", nargs="*", default=["static", "minilm"])
+    parser.add_argument(
+        "--backends", nargs="*", default=["static"], help="embedders (the first builds bundles)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="per-task JSON lines")
     parser.add_argument("--report", nargs="*", type=Path, help="only render these records")
     parser.add_argument("--write-docs", action="store_true")

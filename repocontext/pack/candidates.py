@@ -32,6 +32,7 @@ from repocontext.pack.scoring import (
 from repocontext.pack.selection import WHOLE, Candidate
 from repocontext.pack.units import (
     Tile,
+    gap_end,
     receipt,
     run_receipt,
     run_receipts,
@@ -280,7 +281,7 @@ class Pool:
         """The delivered unit of tiles ``first..last`` of candidate ``f``."""
         candidate = self.candidates[f]
         tiles, lines = candidate.tiles, candidate.lines
-        start, end = tiles[first].start, tiles[last].end
+        start, end = tiles[first].start, gap_end(tiles, last, len(lines))
         text = "".join(lines[start - 1 : end])
         count = self.count(text)
         scored = self.scored[f]

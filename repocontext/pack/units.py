@@ -9,10 +9,11 @@ module-level code between definitions (imports, constants) is a ``block`` tile. 
 between tiles belong to none; tiles longer than :data:`MAX_TILE_LINES` are cut into windows,
 as are files without an outline.
 
-A delivered unit is a *run*: consecutive tiles of one file, sent as one range. Its receipt
-is bound to its text through the digests of its tiles (and of the blank lines between
-them), so the receipts of every run of a file can be recomputed cheaply to recognise the
-ones a caller already holds (:func:`run_receipts`).
+A delivered unit is a *run*: consecutive tiles of one file, sent as one range, with the blank
+lines that follow its last tile (up to the next tile): where new code goes after a definition
+is part of what an agent reads. Its receipt is bound to its text through the digests of its
+tiles and the blank lines after each, so the receipts of every run of a file can be
+recomputed cheaply to recognise the ones a caller already holds (:func:`run_receipts`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "SPLIT_TOKENS",
     "Tile",
     "TileKind",
+    "gap_end",
     "receipt",
     "run_receipt",
     "run_receipts",
@@ -179,28 +181,28 @@ def _windows(low: int, high: int) -> Iterator[tuple[int, int]]:
         yield a, min(high, a + WINDOW_LINES - 1)
 
 
-def _digests(tiles: Sequence[Tile], lines: Sequence[str]) -> tuple[list[bytes], list[bytes]]:
-    """Per tile: the digest of its text, and of its text with the blank lines after it."""
-    own: list[bytes] = []
+def gap_end(tiles: Sequence[Tile], index: int, line_count: int) -> int:
+    """The last line of tile ``index`` with the blank lines after it (up to the next tile)."""
+    return tiles[index + 1].start - 1 if index + 1 < len(tiles) else line_count
+
+
+def _spans(tiles: Sequence[Tile], lines: Sequence[str]) -> list[bytes]:
+    """Per tile: the digest of its text with the blank lines after it."""
     spans: list[bytes] = []
     for i, tile in enumerate(tiles):
-        text = "".join(lines[tile.start - 1 : tile.end])
-        own.append(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
-        after = tiles[i + 1].start - 1 if i + 1 < len(tiles) else tile.end
-        gap = "".join(lines[tile.end : after])
-        spans.append(hashlib.sha256((text + gap).encode("utf-8", "surrogatepass")).digest())
-    return own, spans
+        text = "".join(lines[tile.start - 1 : gap_end(tiles, i, len(lines))])
+        spans.append(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+    return spans
 
 
 def run_receipt(
     repo_id: str, path: str, tiles: Sequence[Tile], lines: Sequence[str], first: int, last: int
 ) -> str:
     """The receipt of the run of ``tiles[first..last]`` (bound to its text)."""
-    own, spans = _digests(tiles[first : last + 1], lines)
+    spans = _spans(tiles, lines)[first : last + 1]
     run = hashlib.sha256()
-    for span in spans[:-1]:
+    for span in spans:
         run.update(span)
-    run.update(own[-1])
     return receipt(repo_id, path, run.hexdigest(), "slice", str(tiles[first].start))
 
 
@@ -210,16 +212,14 @@ def run_receipts(
     """The runs of ``tiles`` (up to :data:`MAX_RUN_TILES` long) whose receipt is ``wanted``."""
     if not wanted:
         return {}
-    own, spans = _digests(tiles, lines)
+    spans = _spans(tiles, lines)
     found: dict[str, tuple[int, int]] = {}
     for first in range(len(tiles)):
         run = hashlib.sha256()
         key = str(tiles[first].start)
         for last in range(first, min(len(tiles), first + MAX_RUN_TILES)):
-            closed = run.copy()
-            closed.update(own[last])
-            mark = receipt(repo_id, path, closed.hexdigest(), "slice", key)
+            run.update(spans[last])
+            mark = receipt(repo_id, path, run.hexdigest(), "slice", key)
             if mark in wanted:
                 found[mark] = (first, last)
-            run.update(spans[last])
     return found

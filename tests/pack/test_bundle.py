@@ -197,6 +197,17 @@ def test_a_method_comes_with_the_signature_of_its_class(shop):
     assert entry.units[-1].end_line < len(lines) - 10  # a slice, not the file
 
 
+def test_a_slice_carries_the_blank_lines_after_its_definition_where_new_code_would_go(shop):
+    workspace, repo = shop
+    bundle = workspace.context(ContextRequest("shop", "refund_order", budget=800))
+    entry = next(e for e in bundle.entries if e.path == "shop/pipeline.py")
+    lines = (repo / "shop/pipeline.py").read_text().split("\n")
+    unit = next(u for u in entry.units if u.symbol == "Pipeline.refund_order")
+    assert not lines[unit.end_line - 1].strip()  # it ends on the blank line after the method
+    assert lines[unit.end_line].strip()  # up to the next definition, not into it
+    assert lines[unit.start_line - 1 : unit.end_line] == unit.text.split("\n")[:-1]
+
+
 @pytest.mark.parametrize("budget", [1500, 3000, 6000])  # (the code: about 8000 tokens)
 def test_a_bundle_fills_at_least_nine_tenths_of_a_budget_the_code_exceeds(shop, budget):
     workspace, _ = shop
