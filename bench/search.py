@@ -269,7 +269,7 @@ def main() -> int:
         ("bare FTS5 bm25 query", bare),
         ("baseline: pure-Python postings BM25", python),
         ("context bundle, 8k budget, auto detail", context),
-        ("hybrid search (static vectors, exact scan, RRF)", hybrid),
+        ("hybrid search (static vectors, exact scan, score fusion)", hybrid),
     ]
     lines = [
         SECTION,
