@@ -257,7 +257,9 @@ def _build_ann(vectors: Vectors, path: Path) -> None:
     from usearch.index import Index
 
     index = Index(ndim=vectors.shape[1], metric="cos", dtype="f32")
-    index.add(np.arange(len(vectors)), vectors)
+    # One thread: the same rows always give the same graph, so approximate answers repeat
+    # (a multi-threaded build inserts in a racy order; 2 cores gain little from it).
+    index.add(np.arange(len(vectors)), vectors, threads=1)
     temporary = path.with_suffix(".tmp")
     index.save(str(temporary))
     temporary.replace(path)
