@@ -194,6 +194,7 @@ class _Packer:
             reused=reused,
             session=self.request.session or None,
             json_code=self.request.json_code,
+            warnings=self.result.warnings,
         )
         return _fit_reused(head, self.count)
 

@@ -128,6 +128,7 @@ class Bundle:
         delivered_receipts: Receipts of the units sent (a session records them).
         held: ``path@hash`` of the whole files sent (a session records them).
         json_code: The structured form carries each entry's ``content`` too.
+        warnings: What the search behind it warns about (an embedder mismatch), if anything.
     """
 
     mode: str
@@ -146,6 +147,7 @@ class Bundle:
     delivered_receipts: tuple[str, ...] = field(default=(), compare=False)
     held: tuple[str, ...] = field(default=(), compare=False)
     json_code: bool = False
+    warnings: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -204,6 +206,8 @@ def bundle_form(bundle: Bundle) -> dict[str, Json]:
         form["reusedOmitted"] = bundle.reused_omitted
     if bundle.retry_budget_tokens is not None:
         form["retryBudgetTokens"] = bundle.retry_budget_tokens
+    if bundle.warnings:
+        form["warnings"] = list(bundle.warnings)
     return form
 
 

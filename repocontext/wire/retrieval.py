@@ -262,6 +262,7 @@ class ContextResultWire(WireModel):
     session: str | None = None
     reused_omitted: int | None = None
     retry_budget_tokens: int | None = None
+    warnings: list[str] | None = None
 
     @classmethod
     def of(cls, bundle: Bundle) -> ContextResultWire:
@@ -279,6 +280,7 @@ class ContextResultWire(WireModel):
             session=bundle.session,
             reused_omitted=bundle.reused_omitted,
             retry_budget_tokens=bundle.retry_budget_tokens,
+            warnings=list(bundle.warnings) or None,
         )
 
     def wire(self) -> dict[str, JsonValue]:

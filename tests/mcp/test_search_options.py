@@ -101,7 +101,10 @@ def test_the_search_result_carries_the_embedder_mismatch_warning(tmp_path: Path)
         workspace.wait_embedded("mail")
     with Workspace.open(settings_of(tmp_path, "minilm")) as other:
         result = tool_ok(call(other, "repocontext_search", {"repoId": "mail", "query": "email"}))
+        bundle = call(other, "repocontext_context", {"repoId": "mail", "task": "email"})
 
     assert result["retrievalPath"] == "keyword.embedder_mismatch"
     [warning] = result["warnings"]
     assert "'static' embedder" in warning and "'minilm'" in warning
+    assert bundle.structured_content is not None
+    assert bundle.structured_content["warnings"] == [warning]  # the context result too

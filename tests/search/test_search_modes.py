@@ -141,4 +141,5 @@ def test_vectors_of_another_embedder_answer_keyword_only_with_a_warning_naming_b
     assert "REPOCONTEXT_EMBEDDER=minilm repocontext index" in warning
     assert "'static' embedder" in caught.value.message and "minilm" in caught.value.message
     assert bundle.retrieval_path == "keyword.embedder_mismatch" and warnings == (warning,)
+    assert bundle.warnings == (warning,)  # the bundle says so too
     assert (keyword.retrieval_path, keyword.warnings) == ("keyword.requested", ())
