@@ -48,6 +48,8 @@ CONFIGS: dict[str, dict[str, float]] = {
     "density-0.6": {"DENSITY_EXP": 0.6},
     "files-800": {"TOKENS_PER_FILE": 800},
     "files-3200": {"TOKENS_PER_FILE": 3200},
+    "files-400": {"TOKENS_PER_FILE": 400},
+    "files-200": {"TOKENS_PER_FILE": 200},
     "tests-1.0": {"TEST_SHARE": 1.0},
     "links-0": {"LINK_SHARE": 0.0},
 }
@@ -119,6 +121,8 @@ def render(records: list[dict]) -> str:  # type: ignore[type-arg]
         "|---|" + "---|" * len(BUDGETS),
     ]
     for config in ["whole-bm25", "oracle", *CONFIGS]:
+        if config not in records[0]["cov"][str(BUDGETS[0])]:
+            continue
         cells = []
         for budget in map(str, BUDGETS):
             values = [r["cov"][budget][config] for r in records]
@@ -141,7 +145,14 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=60)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--report", nargs="*", type=Path)
+    parser.add_argument("--only", nargs="*", help="configurations to run (default: all)")
     args = parser.parse_args()
+    if args.only:
+        unknown = sorted(set(args.only) - set(CONFIGS))
+        if unknown:
+            raise SystemExit(f"unknown configurations: {unknown}")
+        for name in [n for n in CONFIGS if n != "default" and n not in args.only]:
+            del CONFIGS[name]
     if args.report:
         records = [json.loads(x) for p in args.report for x in p.read_text().splitlines() if x]
         print(render(records))
