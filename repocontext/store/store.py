@@ -7,21 +7,15 @@ and acknowledges each group only once it committed.
 
 from __future__ import annotations
 
-import base64
 import secrets
 import struct
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final, TypeVar
 
-import msgpack
-
 from repocontext.errors import (
     FeedTrimmedError,
-    InvalidKeyError,
-    InvalidTokenError,
     MergeModeError,
     StoreUnavailableError,
 )
@@ -29,13 +23,12 @@ from repocontext.store import _writes as w
 from repocontext.store._ops import OpFactory, check_patch
 from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
-from repocontext.store.clock import Clock, SystemClock, hlc_millis
-from repocontext.store.document import DocPatch, DocState, read_doc
+from repocontext.store.clock import Clock, SystemClock
+from repocontext.store.document import DocPatch, DocState
+from repocontext.store.frame_view import live_header, record_of
 from repocontext.store.keys import key_bytes, validate_key
 from repocontext.store.lmdb_backend import DATA_FILE, DEFAULT_MAP_BYTES, LmdbBackend
 from repocontext.store.records import (
-    Envelope,
-    FlagState,
     Frame,
     Value,
     decode_frame,
@@ -45,7 +38,8 @@ from repocontext.store.records import (
     encode_update,
     frame_liveness,
 )
-from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, TreeSpec, tree_spec
+from repocontext.store.scan_token import resume_after, scan_token
+from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, tree_spec
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
 
 __all__ = ["DEFAULT_MAX_VALUE_BYTES", "Store"]
@@ -171,7 +165,7 @@ class Store:
         frame = decode_frame(raw)
         if not include_deleted and not self._live(frame):
             return None
-        return _to_record(spec, key, frame)
+        return record_of(spec, key, frame)
 
     def scan(
         self,
@@ -194,7 +188,7 @@ class Store:
         """
         spec = tree_spec(tree)
         limit = min(max(int(limit), 1), 10_000)
-        first = self._resume_from(spec, prefix, token)
+        first = resume_after(spec, prefix, token)
         if start is not None and token is None:
             first = max(first, start.encode())
         records: list[Record] = []
@@ -204,8 +198,8 @@ class Store:
                 frame = decode_frame(raw)
                 if include_deleted or self._live(frame):
                     if len(records) == limit:
-                        return Page(records, _token(spec, prefix, last or kb))
-                    records.append(_to_record(spec, kb.decode(), frame))
+                        return Page(records, scan_token(spec, prefix, last or kb))
+                    records.append(record_of(spec, kb.decode(), frame))
                 last = kb
         return Page(records, None)
 
@@ -235,7 +229,7 @@ class Store:
             return sum(
                 1
                 for _, raw in txn.iterate(spec.name, prefix.encode(), prefix_end(prefix.encode()))
-                if _live_header(*frame_liveness(raw), now_ms)
+                if live_header(*frame_liveness(raw), now_ms)
             )
 
     def keys(self, tree: str, prefix: str, *, include_deleted: bool = False) -> list[str]:
@@ -252,7 +246,7 @@ class Store:
             return [
                 kb.decode()
                 for kb, raw in txn.iterate(spec.name, start, prefix_end(start))
-                if include_deleted or _live_header(*frame_liveness(raw), now_ms)
+                if include_deleted or live_header(*frame_liveness(raw), now_ms)
             ]
 
     def iter_fields(
@@ -295,7 +289,7 @@ class Store:
             raise MergeModeError(f"{tree} is not a last-writer-wins tree")
         raw = self.backend.get(spec.name, key_bytes(key))
         expires, deleted, packed = decode_lww_packed(raw) if raw else (None, True, b"")
-        return packed if _live_header(expires, deleted, self.clock.now() * 1000) else None
+        return packed if live_header(expires, deleted, self.clock.now() * 1000) else None
 
     def _iter_lww(
         self,
@@ -316,7 +310,7 @@ class Store:
                     if len(page) == page_size:
                         break
                     expires, deleted, payload = decode(raw)
-                    page.append((kb, payload, _live_header(expires, deleted, now_ms)))
+                    page.append((kb, payload, live_header(expires, deleted, now_ms)))
             for kb, payload, live in page:
                 if live:
                     yield kb.decode(), payload
@@ -456,7 +450,7 @@ class Store:
 
     def _commit_one(self, tree: str, key: str, op: w.Op | w.PutGroup) -> Record | None:
         frame = self.run_ops([op])[0]
-        return None if frame is None else _to_record(tree_spec(tree), key, frame)
+        return None if frame is None else record_of(tree_spec(tree), key, frame)
 
     # -- feed, TTL, stats --------------------------------------------------------------
 
@@ -554,40 +548,3 @@ class Store:
             return new
 
         return self.backend.write(create)
-
-    def _resume_from(self, spec: TreeSpec, prefix: str, token: str | None) -> bytes:
-        if token is None:
-            return prefix.encode()
-        try:
-            tag, crc, last = msgpack.unpackb(base64.urlsafe_b64decode(token.encode()), raw=False)
-        except Exception as exc:
-            raise InvalidTokenError("the continuation token is malformed") from exc
-        if tag != spec.tag or crc != zlib.crc32(prefix.encode()) or not isinstance(last, bytes):
-            raise InvalidTokenError("the continuation token belongs to another scan")
-        return last + b"\x00"
-
-
-def _token(spec: TreeSpec, prefix: str, last: bytes) -> str:
-    payload = msgpack.packb([spec.tag, zlib.crc32(prefix.encode()), last], use_bin_type=True)
-    return base64.urlsafe_b64encode(payload).decode()
-
-
-def _to_record(spec: TreeSpec, key: str, frame: Frame) -> Record:
-    mode, version, hlc, expires_ms, deleted, state = frame
-    expires = None if expires_ms is None else expires_ms / 1000
-    if type(state) is Envelope:
-        return Record(spec.name, key, version, hlc, expires, deleted, state.value)
-    if mode is MergeMode.DOC and isinstance(state, bytes):
-        return Record(spec.name, key, version, hlc, expires, deleted, doc=read_doc(state))
-    if isinstance(state, FlagState):
-        return Record(spec.name, key, version, hlc, expires, deleted, present=state.present)
-    raise InvalidKeyError(f"record {key!r} does not match the mode of {spec.name}")
-
-
-def _live_header(expires_ms: int | None, deleted: bool, now_ms: float) -> bool:
-    return not deleted and (expires_ms is None or expires_ms > now_ms)
-
-
-def tombstone_millis(frame: Frame) -> int:
-    """Return when a tombstone was made, in epoch milliseconds."""
-    return hlc_millis(frame.hlc)
