@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-__all__ = ["Task", "git", "is_source", "select_tasks"]
+__all__ = ["Task", "git", "is_source", "select_tasks", "source_texts"]
 
 SKIP: Final = re.compile(
     r"^(revert|merge|bump|release|version|prepare|changelog|format|reformat|black|isort|"
@@ -130,3 +130,14 @@ def _task_of(repo: Path, record: str, suffix: str) -> Task | None:
     lines = {path: changed_lines(repo, parent, commit, path) for path in sorted(set(changed))}
     lines = {path: needed for path, needed in lines.items() if needed}
     return Task(commit, parent, query, lines) if lines else None
+
+
+def source_texts(checkout: Path, pattern: str = "*.py") -> dict[str, str]:
+    """Path -> text of the tracked files of ``checkout`` matching ``pattern`` (UTF-8 only)."""
+    texts: dict[str, str] = {}
+    for path in git(checkout, "ls-files", pattern).splitlines():
+        try:
+            texts[path] = (checkout / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return texts

@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _bm25 import BM25  # noqa: E402
-from _commits import Task, git, select_tasks  # noqa: E402
+from _commits import Task, git, select_tasks, source_texts  # noqa: E402
 from _docs import write_section  # noqa: E402
 from _stats import paired_interval  # noqa: E402
 
@@ -193,13 +193,7 @@ def run_task(
     default: Workspace,
     with_budgets: bool = True,
 ) -> dict[str, object]:
-    sources = [p for p in git(checkout, "ls-files", "*.py").splitlines() if p]
-    texts = {}
-    for path in sources:
-        try:
-            texts[path] = (checkout / path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+    texts = source_texts(checkout)
     baseline = BM25(texts).rank(task.query)
     rankings: dict[str, list[str]] = {"bm25": baseline[:RANK_DEPTH]}
     search_ms: dict[str, float] = {}

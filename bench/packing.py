@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _bm25 import BM25  # noqa: E402
-from _commits import git, select_tasks  # noqa: E402
+from _commits import git, select_tasks, source_texts  # noqa: E402
 from _stats import paired_interval  # noqa: E402
 from context import MIRRORS, SETS, bundle_sides, open_workspace, whole_files  # noqa: E402
 
@@ -85,12 +85,7 @@ def evaluate(mirror: Path, limit: int, work: Path, out: Path) -> None:
             git(checkout, "checkout", "-q", "--force", task.parent)
             workspace.bootstrap(checkout, name, background=False)
             workspace.wait_embedded(name)
-            texts = {}
-            for path in git(checkout, "ls-files", "*.py").splitlines():
-                try:
-                    texts[path] = (checkout / path).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
+            texts = source_texts(checkout)
             baseline = BM25(texts).rank(task.query)
             oracle = sorted(task.lines, key=lambda p: (len(texts.get(p, "")), p))
             cov: dict[str, dict[str, float]] = {}

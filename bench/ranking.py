@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _bm25 import BM25  # noqa: E402
-from _commits import git, select_tasks  # noqa: E402
+from _commits import git, select_tasks, source_texts  # noqa: E402
 from _stats import paired_interval  # noqa: E402
 from context import MIRRORS, RANK_DEPTH, SETS, open_workspace, rank_row  # noqa: E402
 
@@ -104,12 +104,7 @@ def evaluate(
             git(checkout, "checkout", "-q", "--force", task.parent)
             workspace.bootstrap(checkout, name, background=False)
             workspace.wait_embedded(name)
-            texts = {}
-            for path in git(checkout, "ls-files", "*.py").splitlines():
-                try:
-                    texts[path] = (checkout / path).read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
+            texts = source_texts(checkout)
             rank = {"bm25": rank_row(BM25(texts).rank(task.query)[:RANK_DEPTH], task)}
             ms: dict[str, float] = {}
             workspace.search(SearchRequest.of(name, task.query, RANK_DEPTH))  # (syncs)
