@@ -270,16 +270,8 @@ class _Packer:
             units: tuple[BundleUnit, ...] = (unit,)
         else:
             units = tuple(self.pool.run_unit(f, first, last) for first, last in runs_of(tiles))
-        body = "".join(unit.text for unit in units)
-        return BundleEntry(
-            path=candidate.path,
-            score=candidate.score,
-            reasons=candidate.reasons,
-            token_count=sum(unit.token_count for unit in units),
-            full_read_token_count=candidate.node.token_count,
-            content=body,
-            content_hash=short_hash(body),
-            units=units,
+        return BundleEntry.of_units(
+            candidate.path, candidate.score, candidate.reasons, candidate.node.token_count, units
         )
 
     def _alone(self, head: Bundle) -> Bundle | None:

@@ -312,18 +312,8 @@ class Pool:
                 lines = max(hit.node.lines, 1)
                 tokens = self.count(outline)
                 units = (BundleUnit(mark, "outline", 1, lines, tokens, None, "outline", outline),)
-            body = "".join(u.text for u in units)
             out.append(
-                BundleEntry(
-                    path=hit.path,
-                    score=hit.score,
-                    reasons=hit.reasons,
-                    token_count=sum(u.token_count for u in units),
-                    full_read_token_count=hit.node.token_count,
-                    content=body,
-                    content_hash=short_hash(body),
-                    units=units,
-                )
+                BundleEntry.of_units(hit.path, hit.score, hit.reasons, hit.node.token_count, units)
             )
         return out
 

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from repocontext.pack.units import short_hash
+
 __all__ = [
     "Bundle",
     "BundleEntry",
@@ -88,6 +90,28 @@ class BundleEntry:
     content: str
     content_hash: str
     units: tuple[BundleUnit, ...] = ()
+
+    @classmethod
+    def of_units(
+        cls,
+        path: str,
+        score: float,
+        reasons: tuple[str, ...],
+        full_read_token_count: int,
+        units: tuple[BundleUnit, ...],
+    ) -> BundleEntry:
+        """The entry delivering ``units``: its content, hash and count derive from them."""
+        body = "".join(unit.text for unit in units)
+        return cls(
+            path=path,
+            score=score,
+            reasons=reasons,
+            token_count=sum(unit.token_count for unit in units),
+            full_read_token_count=full_read_token_count,
+            content=body,
+            content_hash=short_hash(body),
+            units=units,
+        )
 
 
 @dataclass(frozen=True, slots=True)
