@@ -64,6 +64,12 @@ def table(data: Mapping[str, object], *keys: str) -> dict[str, object]:
     return dict(current) if isinstance(current, dict) else {}
 
 
+def has_table(data: Mapping[str, object], *keys: str) -> bool:
+    """Whether the nested table at ``keys`` exists (an empty table counts: tools use defaults)."""
+    parent = table(data, *keys[:-1]) if len(keys) > 1 else dict(data)
+    return isinstance(parent.get(keys[-1]), dict)
+
+
 def read_ini(root: Path, name: str) -> configparser.RawConfigParser:
     """The INI file ``root/name`` (no sections when absent or invalid)."""
     parser = configparser.RawConfigParser(strict=False, interpolation=None)

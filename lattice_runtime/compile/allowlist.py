@@ -75,13 +75,13 @@ def _is_python_repo(root: Path) -> bool:
 
 
 def _ruff_configured(root: Path, pyproject: Mapping[str, object]) -> bool:
-    if _sources.table(pyproject, "tool", "ruff"):
+    if _sources.has_table(pyproject, "tool", "ruff"):
         return True
     return any(_sources.read_text(root, name) is not None for name in ("ruff.toml", ".ruff.toml"))
 
 
 def _mypy_configured(root: Path, pyproject: Mapping[str, object]) -> bool:
-    if _sources.table(pyproject, "tool", "mypy"):
+    if _sources.has_table(pyproject, "tool", "mypy"):
         return True
     if any(_sources.read_text(root, name) is not None for name in ("mypy.ini", ".mypy.ini")):
         return True
