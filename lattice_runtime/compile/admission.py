@@ -66,7 +66,7 @@ def _is_keyword_expression(expression: str) -> bool:
 
 def _is_test_path(argument: str, root: Path) -> bool:
     path_part, _, node = argument.partition("::")
-    if not path_part or argument.startswith("-"):
+    if not path_part or argument.startswith(("-", "@")):  # "@file": pytest reads args from it
         return False
     if node and not all(_NODE_PART.match(part) for part in node.split("::")):
         return False

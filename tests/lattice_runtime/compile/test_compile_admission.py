@@ -142,3 +142,9 @@ def test_an_empty_allowlist_refuses_everything_and_says_so(tmp_path: Path) -> No
     with pytest.raises(CommandNotAllowedError) as raised:
         admit("pytest", task, tmp_path)
     assert "(none)" in raised.value.hint
+
+
+def test_an_existing_pytest_argument_file_is_not_a_test_path(task: TaskIR, repo: Path) -> None:
+    (repo / "@args.txt").write_text("-p evil_plugin\n", encoding="utf-8")
+    with pytest.raises(CommandNotAllowedError):
+        admit("pytest @args.txt", task, repo)
