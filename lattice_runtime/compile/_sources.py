@@ -200,7 +200,7 @@ def has_python_tests(root: Path) -> bool:
     """Whether a walk of the repository finds ``test_*.py``, ``*_test.py`` or ``conftest.py``.
 
     Hidden directories and dependency or build directories are not entered; the walk stops
-    after :data:`MAX_WALK_FILES` files.
+    after :data:`MAX_WALK_FILES` files and directories.
     """
     seen = 0
     for _directory, dirnames, filenames in os.walk(root):
@@ -212,7 +212,7 @@ def has_python_tests(root: Path) -> bool:
                 or filename == "conftest.py"
             ):
                 return True
-        seen += len(filenames)
+        seen += 1 + len(filenames)
         if seen > MAX_WALK_FILES:
             return False
     return False

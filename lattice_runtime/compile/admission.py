@@ -75,7 +75,7 @@ def _is_test_path(argument: str, root: Path) -> bool:
         return False
     try:
         resolved = (root / relative).resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: an embedded NUL byte
         return False
     return resolved.is_relative_to(root)
 

@@ -97,7 +97,7 @@ def _check_scope(scope: Scope | None) -> Scope:
 def _check_root(repo_root: Path) -> Path:
     try:
         root = Path(repo_root).resolve(strict=True)
-    except (OSError, RuntimeError) as error:
+    except (OSError, RuntimeError, ValueError) as error:  # ValueError: an embedded NUL byte
         raise TaskInvalidError(
             f"repository root {repo_root} does not exist", hint="Run from inside a repository."
         ) from error

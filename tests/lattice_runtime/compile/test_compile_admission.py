@@ -3,6 +3,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from lattice_runtime.compile import TaskIR, VerificationCommand, admit, compile_task
 from lattice_runtime.errors import CommandNotAllowedError
@@ -148,3 +150,32 @@ def test_an_existing_pytest_argument_file_is_not_a_test_path(task: TaskIR, repo:
     (repo / "@args.txt").write_text("-p evil_plugin\n", encoding="utf-8")
     with pytest.raises(CommandNotAllowedError):
         admit("pytest @args.txt", task, repo)
+
+
+def test_a_nul_byte_in_a_test_path_is_refused(task: TaskIR, repo: Path) -> None:
+    with pytest.raises(CommandNotAllowedError):
+        admit("pytest 'tests/test_a.py\x00'", task, repo)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=300)
+@given(
+    st.lists(
+        st.sampled_from(["pytest", "python", "-m", "-q", "-k", "tests", "..", "'", "a\x00"])
+        | st.text(max_size=12),
+        max_size=6,
+    )
+)
+def test_admission_either_admits_an_allowlisted_run_or_refuses(
+    task: TaskIR, repo: Path, words: list[str]
+) -> None:
+    command = " ".join(words)
+    try:
+        admitted = admit(command, task, repo)
+    except CommandNotAllowedError:
+        return
+    allowed = {entry.argv for entry in task.allowed_verification_commands}
+    assert (
+        admitted.argv in allowed
+        or admitted.argv[:1] == ("pytest",)
+        or (admitted.argv[:3] == ("python", "-m", "pytest"))
+    )

@@ -126,6 +126,8 @@ def test_a_missing_root_or_a_file_root_is_invalid(repo: Path) -> None:
         compile_task(GOAL, repo / "missing")
     with pytest.raises(TaskInvalidError):
         compile_task(GOAL, repo / "pyproject.toml")
+    with pytest.raises(TaskInvalidError):
+        compile_task(GOAL, repo / "nul\x00byte")
 
 
 def test_a_risk_floor_raises_the_risk_and_never_lowers_it(repo: Path) -> None:
