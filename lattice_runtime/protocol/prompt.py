@@ -22,7 +22,7 @@ response, or to revise a patch that failed lowering or verification."""
 
 _FEEDBACK_TURNS: Final = ("protocol_repair", "patch_revision")
 
-_TURN_TEXT: Final[dict[str, str]] = {
+_TURN_TEXT: Final[dict[TurnKind, str]] = {
     "initial": "initial: read the pages and answer with a patch or a context request.",
     "context": "context: the pages you asked for were granted; answer again.",
     "protocol_repair": (
@@ -55,7 +55,8 @@ _RULES: Final = (
     "from inside the page's granted lines and must occur there exactly once.",
     "Use each handle in at most one change, and create each path at most once.",
     "Answer with exactly one JSON object and nothing else: no prose, no second object. "
-    "Every key shown is required unless marked optional; no other key is allowed.",
+    "Use exactly the keys shown below (only pathHint and symbol may be left out); any other "
+    "key, kind or operation gets the response refused.",
 )
 
 _CONTEXT_EXAMPLE: Final = (
