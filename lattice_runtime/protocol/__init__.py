@@ -31,7 +31,13 @@ from lattice_runtime.protocol.messages import (
 )
 from lattice_runtime.protocol.normalize import MAX_RAW_CHARS
 from lattice_runtime.protocol.parse import ParsedResponse, parse_response
-from lattice_runtime.protocol.prompt import PromptInput, PromptPage, TurnKind, render_prompt
+from lattice_runtime.protocol.prompt import (
+    PromptInput,
+    PromptPage,
+    TurnKind,
+    protocol_repair_feedback,
+    render_prompt,
+)
 from lattice_runtime.protocol.schema import SEED_SCHEMA_VERSION
 
 __all__ = [
@@ -61,6 +67,7 @@ __all__ = [
     "encode_response",
     "is_repairable",
     "parse_response",
+    "protocol_repair_feedback",
     "render_prompt",
     "response_to_wire",
 ]

@@ -52,21 +52,35 @@ def strict_object(
     return value
 
 
+def text(value: object, where: str, *, empty_ok: bool = True, blank_ok: bool = True) -> str:
+    """``value`` as a valid Unicode string; ``empty_ok=False`` refuses ``""``,
+    ``blank_ok=False`` also refuses whitespace only.
+
+    Raises:
+        ProtocolError: ``schema`` when it is not a string, is empty when it may not be, or
+            holds a lone surrogate.
+    """
+    if not isinstance(value, str):
+        raise fail("schema", f"{where} must be a string, not {_type_name(value)}")
+    if (not empty_ok and not value) or (not blank_ok and not value.strip()):
+        raise fail("schema", f"{where} must not be empty")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate escape (\ud800) decodes to a str no file can hold.
+        raise fail("schema", f"{where} is not valid Unicode (lone surrogate)") from None
+    return value
+
+
 def string(
     obj: dict[str, object], key: str, where: str, *, empty_ok: bool = True, blank_ok: bool = True
 ) -> str:
-    """``obj[key]`` as a string; ``empty_ok=False`` refuses ``""``, ``blank_ok=False`` also
-    refuses whitespace only.
+    """``obj[key]`` read with :func:`text`.
 
     Raises:
-        ProtocolError: ``schema`` when it is not a string or is empty when it may not be.
+        ProtocolError: ``schema``, as :func:`text`.
     """
-    value = obj[key]
-    if not isinstance(value, str):
-        raise fail("schema", f"{where}.{key} must be a string, not {_type_name(value)}")
-    if (not empty_ok and not value) or (not blank_ok and not value.strip()):
-        raise fail("schema", f"{where}.{key} must not be empty")
-    return value
+    return text(obj[key], f"{where}.{key}", empty_ok=empty_ok, blank_ok=blank_ok)
 
 
 def array(obj: dict[str, object], key: str, where: str, *, min_items: int = 0) -> list[object]:

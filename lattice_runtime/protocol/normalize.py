@@ -107,5 +107,7 @@ def decode_json(text: str) -> object:
         raise _fail("malformed_json", message) from None
     except RecursionError:
         raise _fail("malformed_json", "JSON nested too deeply") from None
-    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
-        raise _fail("malformed_json", f"not valid JSON: {exc}") from None
+    except ValueError:  # NaN/Infinity, or an integer too long to convert
+        raise _fail(
+            "malformed_json", "not valid JSON: NaN, Infinity or an over-long number"
+        ) from None

@@ -9,12 +9,13 @@ Page content is copied verbatim between marker lines, so ``oldContent`` can be c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 from lattice_runtime.compile.task import Risk, TaskIR
+from lattice_runtime.errors import ProtocolError
 from lattice_runtime.protocol.messages import PROTOCOL_VERSION
 
-__all__ = ["PromptInput", "PromptPage", "TurnKind", "render_prompt"]
+__all__ = ["PromptInput", "PromptPage", "TurnKind", "protocol_repair_feedback", "render_prompt"]
 
 TurnKind = Literal["initial", "context", "protocol_repair", "patch_revision"]
 """Why the worker is called: the first turn, after a context fault, to repair a refused
@@ -127,6 +128,8 @@ class PromptInput:
     turns_left: int
 
     def __post_init__(self) -> None:
+        if self.turn not in get_args(TurnKind):
+            raise ValueError(f"unknown turn kind {self.turn!r}")
         if self.turn in _FEEDBACK_TURNS and not (self.feedback or "").strip():
             raise ValueError(f"a {self.turn} turn needs the concrete feedback")
         if self.faults_left < 0 or self.turns_left < 0:
@@ -248,3 +251,20 @@ def render_prompt(p: PromptInput) -> str:
         lines += ["## Feedback on your last response", p.feedback.strip(), ""]
     lines += [*_page_sections(p.pages), *_closing_sections(p)]
     return "\n".join(lines) + "\n"
+
+
+def protocol_repair_feedback(error: ProtocolError) -> str:
+    """The feedback of a ``protocol_repair`` turn for a refused response.
+
+    Args:
+        error: The refusal (a :class:`~.diagnostics.ProtocolViolation` from
+            :func:`~.parse.parse_response`).
+
+    Returns:
+        One deterministic paragraph naming the reason and where the response broke the rules.
+    """
+    return (
+        f"Your last response was refused ({error.reason}): {error.message}. "
+        "Answer again with exactly one JSON object in one of the two shapes shown, "
+        "with no text around it."
+    )

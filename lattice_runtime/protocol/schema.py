@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from lattice_runtime.protocol._checks import array, fail, strict_object, string
+from lattice_runtime.protocol._checks import array, fail, strict_object, string, text
 from lattice_runtime.protocol.diagnostics import Shape
 from lattice_runtime.protocol.messages import (
     PROTOCOL_VERSION,
@@ -154,7 +154,8 @@ def _patch(message: dict[str, object]) -> PatchProposal:
         summary=string(body, "summary", "patch"),
         changes=tuple(_change(c, f"patch.changes[{i}]") for i, c in enumerate(changes)),
         verification_commands=tuple(
-            _command(c, f"patch.verificationCommands[{i}]") for i, c in enumerate(commands)
+            text(c, f"patch.verificationCommands[{i}]", blank_ok=False)
+            for i, c in enumerate(commands)
         ),
     )
     _refuse_duplicates(proposal.changes)
@@ -174,12 +175,6 @@ def _change(value: object, where: str) -> Change:
         names = ", ".join(sorted(_READERS))
         raise fail("unknown_operation", f"{where}: unknown operation {operation!r}; use {names}")
     return reader(value, where)
-
-
-def _command(value: object, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise fail("schema", f"{where} must be a non-empty string")
-    return value
 
 
 def _handle(change: dict[str, object], where: str) -> str:

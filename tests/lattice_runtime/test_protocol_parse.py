@@ -192,6 +192,7 @@ def test_prose_several_fences_or_an_unclosed_fence_are_not_normalized(raw: str) 
         json.dumps(REQUEST) + "\n" + json.dumps(PATCH),
         '{"kind": "context_request", "requests": [{"reason": "x", "symbol": NaN}]}',
         "[" * 100_000 + "]" * 100_000,
+        '{"kind": ' + "1" * 5000 + "}",
     ],
 )
 def test_malformed_json_fails_closed_and_may_be_repaired(raw: str) -> None:
@@ -420,3 +421,16 @@ def test_every_reason_has_a_fixed_repairability() -> None:
         "duplicate_handle": False,
         "duplicate_create_path": False,
     }
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        patch_with(summary="\ud800"),
+        patch_with(changes=[{"operation": "create_file", "path": "a.py", "content": "\udfff"}]),
+    ],
+)
+def test_a_lone_surrogate_in_any_string_is_a_schema_error(message: object) -> None:
+    error = refusal(json.dumps(message))
+    assert (error.reason, error.repairable) == ("schema", True)
+    assert "lone surrogate" in error.message

@@ -12,7 +12,9 @@ from lattice_runtime.protocol import (
     PatchProposal,
     PromptInput,
     PromptPage,
+    ProtocolViolation,
     parse_response,
+    protocol_repair_feedback,
     render_prompt,
 )
 
@@ -146,3 +148,17 @@ def test_a_prompt_without_pages_map_or_commands_says_so() -> None:
     assert "(none found in this repository)" in text
     assert "(none beyond the goal)" in text
     assert "## Risk\nlow:" in text
+
+
+def test_an_unknown_turn_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="turn kind"):
+        dataclasses.replace(PROMPT, turn="bonus")
+
+
+def test_repair_feedback_names_the_reason_and_the_place_of_the_error() -> None:
+    with pytest.raises(ProtocolViolation) as caught:
+        parse_response('{"kind": "patch", "patch": {"summary": "s", "changes": []}}')
+    feedback = protocol_repair_feedback(caught.value)
+    assert feedback.startswith("Your last response was refused (schema): patch is missing")
+    prompt = dataclasses.replace(PROMPT, turn="protocol_repair", feedback=feedback)
+    assert feedback in render_prompt(prompt)
