@@ -83,6 +83,7 @@ def test_a_patch_with_all_four_operations_parses_to_the_typed_proposal() -> None
     assert parsed.diagnostics.normalization == "none"
     assert parsed.diagnostics.reason is None
     assert parsed.diagnostics.validation_error is None
+    assert parsed.diagnostics.accepted
 
 
 def test_a_context_request_parses_with_path_hints_symbols_or_both() -> None:
@@ -223,6 +224,8 @@ def test_both_branches_at_once_are_refused_as_both() -> None:
         {**PATCH, "requests": REQUEST["requests"]},
         {**REQUEST, "patch": PATCH["patch"]},
         {"kind": "something", "requests": REQUEST["requests"], "patch": PATCH["patch"]},
+        {"kind": "context_request", "patch": PATCH["patch"]},
+        {"kind": "patch", "requests": REQUEST["requests"]},
     ]
     for message in cases:
         error = refusal(json.dumps(message))
@@ -402,6 +405,7 @@ def test_diagnostics_wire_form_is_camel_case() -> None:
 
 def test_the_violation_is_a_protocol_error_with_the_shared_code() -> None:
     error = refusal("nope")
+    assert not error.diagnostics.accepted
     assert isinstance(error, ProtocolError)
     assert isinstance(error, LatticeError)
     assert error.code == ProtocolError.code == "lattice.protocol_invalid"

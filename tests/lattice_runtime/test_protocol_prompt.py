@@ -150,9 +150,13 @@ def test_a_prompt_without_pages_map_or_commands_says_so() -> None:
     assert "## Risk\nlow:" in text
 
 
-def test_an_unknown_turn_kind_is_refused() -> None:
+def test_an_unknown_turn_kind_or_a_negative_count_is_refused() -> None:
     with pytest.raises(ValueError, match="turn kind"):
         dataclasses.replace(PROMPT, turn="bonus")
+    with pytest.raises(ValueError, match="negative"):
+        dataclasses.replace(PROMPT, faults_left=-1)
+    with pytest.raises(ValueError, match="negative"):
+        dataclasses.replace(PROMPT, turns_left=-1)
 
 
 def test_repair_feedback_names_the_reason_and_the_place_of_the_error() -> None:
