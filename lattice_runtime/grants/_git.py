@@ -1,8 +1,8 @@
 """The few git reads grants and lowering need: the index entries and ``check-ignore``.
 
 Git is used only to *read* (the index, the ignore rules); blob ids are computed in Python.
-Pathspecs are literal (``GIT_LITERAL_PATHSPECS``), so a path with ``*`` or ``:`` in it names
-only itself.
+``ls-files`` pathspecs are literal (``GIT_LITERAL_PATHSPECS``), so a path with ``*`` or ``:``
+in it names only itself.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ class IndexEntry:
         return self.mode == _SYMLINK_MODE
 
 
-def _git(repo_root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = {**os.environ, "GIT_LITERAL_PATHSPECS": "1", "GIT_OPTIONAL_LOCKS": "0"}
+def _git(repo_root: Path, *args: str, literal: bool = True) -> subprocess.CompletedProcess[bytes]:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+    if literal:
+        env["GIT_LITERAL_PATHSPECS"] = "1"
     return subprocess.run(
         ["git", "-C", str(repo_root), *args],
         capture_output=True,
@@ -67,4 +69,6 @@ def read_index(repo_root: Path, paths: Sequence[str] = ()) -> Mapping[str, Index
 
 def is_ignored(repo_root: Path, path: str) -> bool:
     """``git check-ignore -q``: the path matches an ignore rule (``.gitignore``, exclude)."""
-    return _git(repo_root, "check-ignore", "-q", "--no-index", "--", path).returncode == 0
+    # check-ignore takes plain paths, not pathspecs (and refuses the literal magic).
+    done = _git(repo_root, "check-ignore", "-q", "--no-index", "--", path, literal=False)
+    return done.returncode == 0

@@ -1,12 +1,15 @@
 """The rules for ``create_file``'s path, the only path a worker ever names.
 
-Checked in this order (the first broken rule is the reason): the path's shape
-(``unsafe_destination``: absolute, empty/``.``/``..`` segments, a segment starting with ``.``,
-backslash, NUL or another control character), the file class (``protected_destination``: a
-test or configuration file), the way to its parent (``unsafe_destination``: a symlinked or
-non-directory component, so the parent cannot resolve outside the repository), the ignore rules
-(``unsafe_destination``: ``git check-ignore``), and existence (``destination_exists``: on disk
-or in the index).
+Checked in this order (the first broken rule is the reason):
+
+1. the path's shape, checked with the other identity rules before any file or git is read
+   (``unsafe_destination``: absolute, empty/``.``/``..`` segments, a segment starting with
+   ``.``, backslash, NUL or another control character);
+2. the file class (``protected_destination``: a test or configuration file);
+3. the way to its parent (``unsafe_destination``: a symlinked or non-directory component, so
+   the parent cannot resolve outside the repository);
+4. the ignore rules (``unsafe_destination``: ``git check-ignore``);
+5. existence (``destination_exists``: on disk or in the index).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 from lattice_runtime.errors import LoweringError
 from lattice_runtime.grants import IndexSnapshot, is_ignored, is_protected
 
-__all__ = ["check_destination"]
+__all__ = ["check_destination", "check_shape"]
 
 _HINT = "Create files only at plain relative paths inside the repository's source tree."
 
@@ -25,11 +28,12 @@ _HINT = "Create files only at plain relative paths inside the repository's sourc
 def check_destination(repo_root: Path, path: str, index: IndexSnapshot) -> None:
     """Refuse ``path`` as a ``create_file`` destination unless every rule holds.
 
+    The path's shape was checked already (:func:`check_shape`, before any git call).
+
     Raises:
         LoweringError: ``unsafe_destination``, ``protected_destination`` or
             ``destination_exists``.
     """
-    _check_shape(path)
     if is_protected(path):
         raise LoweringError(
             "protected_destination",
@@ -51,7 +55,8 @@ def _unsafe(path: str, why: str) -> LoweringError:
     return LoweringError("unsafe_destination", f"create_file {path!r}: {why}", hint=_HINT)
 
 
-def _check_shape(path: str) -> None:
+def check_shape(path: str) -> None:
+    """Refuse a path that is not a plain relative posix path (``unsafe_destination``)."""
     if not path or path.startswith("/"):
         raise _unsafe(path, "the path must be relative and non-empty")
     if "\\" in path or any(ord(char) < 0x20 or char == "\x7f" for char in path):

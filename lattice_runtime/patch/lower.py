@@ -7,7 +7,8 @@ The proposal names handles and text; lowering decides what that means on disk. I
    ``base_commit_mismatch``, ``epoch_mismatch``);
 2. the changes' identities: a known change type (``unsupported_operation``), a granted handle
    (``unknown_handle``), used once (``duplicate_handle``), still live
-   (``invalidated_handle``), one change per path (``duplicate_path``);
+   (``invalidated_handle``), a plain relative ``create_file`` path (``unsafe_destination``),
+   one change per path (``duplicate_path``);
 3. each change: ``create_file``'s destination rules (:mod:`._destination`); for a handle, the
    operation among the grant's (``permission_denied``), the file's fingerprint still the
    grant's (else ``invalidated_handle``, and the handle is withdrawn), then the replacements
@@ -34,7 +35,7 @@ from lattice_runtime.grants import (
     index_snapshot,
     read_fingerprinted,
 )
-from lattice_runtime.patch._destination import check_destination
+from lattice_runtime.patch._destination import check_destination, check_shape
 from lattice_runtime.patch._text import line_break, replace_text, restyle
 from lattice_runtime.patch.ir import FileChange, PatchIR
 from lattice_runtime.protocol.messages import (
@@ -186,11 +187,11 @@ def _resolve(changes: Sequence[Change], registry: GrantRegistry) -> list[CreateF
                 f"{type(change).__name__} is not an operation lowering knows",
                 hint="Use replace_text, replace_file, delete_file or create_file.",
             )
-        item = (
-            change
-            if isinstance(change, CreateFile)
-            else _Edit(change, _grant_of(change, registry, handles))
-        )
+        if isinstance(change, CreateFile):
+            check_shape(change.path)
+            item: CreateFile | _Edit = change
+        else:
+            item = _Edit(change, _grant_of(change, registry, handles))
         if item.path in paths:
             raise LoweringError(
                 "duplicate_path",

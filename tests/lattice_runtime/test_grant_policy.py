@@ -91,7 +91,9 @@ def test_tests_config_untracked_files_and_symlinks_are_read_only(
 def test_a_file_reached_through_a_symlinked_directory_is_read_only(tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     os.symlink("real", tmp_path / "alias")
-    assert operations_for(tmp_path, "alias/a.py", whole_file=True, tracked=True, symlink=False) == ()
+    assert (
+        operations_for(tmp_path, "alias/a.py", whole_file=True, tracked=True, symlink=False) == ()
+    )
     assert operations_for(tmp_path, "real/a.py", whole_file=True, tracked=True, symlink=False)
 
 
