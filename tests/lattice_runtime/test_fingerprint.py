@@ -152,3 +152,15 @@ def test_a_conflicted_path_is_tracked_and_fingerprints_as_its_raw_bytes(tmp_path
     found = fingerprint(repo, "a.py")
     assert (found.kind, found.tracked) == ("blob", True)
     assert found.value == blob_id((repo / "a.py").read_bytes())
+
+
+def test_a_sha256_repository_fingerprints_with_sha256_blob_ids(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "--object-format=sha256")
+    git(repo, "config", "core.autocrlf", "false")
+    (repo / "a.py").write_bytes(b"x = 1\n")
+    git(repo, "add", "a.py")
+    found = fingerprint(repo, "a.py")
+    assert found.value == git(repo, "rev-parse", ":a.py") == blob_id(b"x = 1\n", sha256=True)
+    assert len(found.value) == 64

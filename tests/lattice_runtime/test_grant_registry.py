@@ -1,7 +1,9 @@
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -93,43 +95,47 @@ def test_editing_the_saved_registry_is_registry_integrity(tmp_path: Path) -> Non
     assert caught.value.reason == "registry_integrity"
 
 
+def _set(*keys: str | int, value: object) -> Callable[[dict[str, Any]], None]:
+    def apply(record: dict[str, Any]) -> None:
+        target: Any = record
+        for key in keys[:-1]:
+            target = target[key]
+        target[keys[-1]] = value
+
+    return apply
+
+
+EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "handle order": _set("grants", 0, "handle", value="E7"),
+    "unknown operation": _set("grants", 0, "operations", value=["chmod"]),
+    "operations not a list": _set("grants", 0, "operations", value="replace_text"),
+    "escaping path": _set("grants", 0, "path", value="../outside.py"),
+    "bad lines": _set("grants", 0, "lines", value=[5, 2]),
+    "bad epoch": _set("binding", "epoch", value=0),
+    "extra key": _set("grants", 0, "extra", value=True),
+    "version": _set("version", value=99),
+    "grants not a list": _set("grants", value={"E1": {}}),
+    "empty task id": _set("binding", "task_id", value=""),
+    "malformed handle": _set("grants", 0, "handle", value="e1"),
+    "invalidated not a boolean": _set("grants", 0, "invalidated", value="no"),
+    "backslash path": _set("grants", 0, "path", value="src\\a.py"),
+    "lines not integers": _set("grants", 0, "lines", value=[1, "10"]),
+    "repeated operation": _set("grants", 1, "operations", value=["replace_text"] * 2),
+}
+
+
 def resealed(tmp_path: Path, edit: str) -> Path:
     path = tmp_path / "grants.json"
     registry_with_grants().save(path, root=tmp_path)
     wrapped = json.loads(path.read_bytes())
-    record = wrapped["registry"]
-    if edit == "handle order":
-        record["grants"][0]["handle"] = "E7"
-    elif edit == "unknown operation":
-        record["grants"][0]["operations"] = ["chmod"]
-    elif edit == "escaping path":
-        record["grants"][0]["path"] = "../outside.py"
-    elif edit == "bad lines":
-        record["grants"][0]["lines"] = [5, 2]
-    elif edit == "bad epoch":
-        record["binding"]["epoch"] = 0
-    elif edit == "extra key":
-        record["grants"][0]["extra"] = True
-    elif edit == "version":
-        record["version"] = 99
-    body = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+    EDITS[edit](wrapped["registry"])
+    body = json.dumps(wrapped["registry"], sort_keys=True, separators=(",", ":")).encode()
     wrapped["digest"] = hashlib.sha256(body).hexdigest()  # a forger who recomputes the digest
     path.write_text(json.dumps(wrapped))
     return path
 
 
-@pytest.mark.parametrize(
-    "edit",
-    [
-        "handle order",
-        "unknown operation",
-        "escaping path",
-        "bad lines",
-        "bad epoch",
-        "extra key",
-        "version",
-    ],
-)
+@pytest.mark.parametrize("edit", sorted(EDITS))
 def test_a_resealed_registry_that_could_not_have_been_written_is_refused(
     tmp_path: Path, edit: str
 ) -> None:

@@ -562,3 +562,22 @@ def test_a_file_that_is_not_utf8_keeps_its_other_bytes(
     patch = lower(proposal(edit(handle, ("X = 1", "X = 2"))), registry, binding, repo)
     assert patch.changes[0].new_content == b"# caf\xe9\nX = 2\n"
     assert patch.changes[0].expected_fingerprint == blob_id(b"# caf\xe9\nX = 1\n")
+
+
+def test_a_file_without_line_breaks_takes_replacement_content_as_given(
+    repo: Path, registry: GrantRegistry, binding: Binding
+) -> None:
+    (repo / "src/one.py").write_bytes(b"X = 1")
+    git(repo, "add", "src/one.py")
+    git(repo, "commit", "-qm", "one")
+    handle = grant(repo, registry, "src/one.py")
+    patch = lower(proposal(ReplaceFile(handle, "X = 2\r\nY = 3\n")), registry, binding, repo)
+    assert patch.changes[0].new_content == b"X = 2\r\nY = 3\n"
+
+
+def test_a_slice_reaching_past_the_end_of_the_file_covers_up_to_the_end(
+    repo: Path, registry: GrantRegistry, binding: Binding
+) -> None:
+    handle = grant(repo, registry, "src/app.py", (11, 40))
+    patch = lower(proposal(edit(handle, ("return value\n", "return 0\n"))), registry, binding, repo)
+    assert (patch.changes[0].new_content or b"").endswith(b"value = 1\n    return 0\n")
