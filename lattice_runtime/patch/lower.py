@@ -102,9 +102,10 @@ class _Edit:
 def reject_transaction_fields(keys: Iterable[str]) -> None:
     """Refuse a proposal (or one of its changes) that carries transaction fields.
 
-    The wire parser calls this on every patch and change object *before* its strict-key
-    check, so a worker that tries to set a fingerprint, base commit, epoch or binding gets
-    this specific reason rather than a generic schema error.
+    The hook for the wire parser (:mod:`lattice_runtime.protocol`) to call on every patch and
+    change object *before* its strict-key check, so a worker that tries to set a fingerprint,
+    base commit, epoch or binding gets this specific reason rather than a generic schema
+    error. Lowering itself never sees raw keys: the parsed messages have no such fields.
 
     Raises:
         LoweringError: ``provider_transaction_field``: one of :data:`TRANSACTION_FIELDS` is
