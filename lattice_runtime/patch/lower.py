@@ -11,8 +11,8 @@ The proposal names handles and text; lowering decides what that means on disk. I
    one change per path (``duplicate_path``);
 3. each change: ``create_file``'s destination rules (:mod:`._destination`); for a handle, the
    operation among the grant's (``permission_denied``), the file's fingerprint still the
-   grant's (else ``invalidated_handle``, and the handle is withdrawn), then the replacements
-   (:mod:`._text`).
+   grant's (else ``invalidated_handle``, and every handle on that file is withdrawn), then
+   the replacements (:mod:`._text`).
 
 The first broken rule raises :class:`~lattice_runtime.errors.LoweringError` with its reason;
 nothing is written by lowering, ever. Withdrawn handles are withdrawn in ``registry``; the
@@ -253,7 +253,7 @@ def _lower_edit(
         )
     current = read_fingerprinted(root, grant.path, index=index)
     if current is None or current[0].value != grant.fingerprint:
-        registry.invalidate(grant.handle)
+        registry.invalidate_path(grant.path)  # every handle on the file saw the old bytes
         raise _invalidated(grant, "the file changed since it was granted")
     data = current[1]
     if isinstance(change, DeleteFile):

@@ -361,10 +361,12 @@ def test_a_withdrawn_handle_is_invalidated_handle(
 def test_a_file_changed_since_its_grant_is_invalidated_handle_and_withdrawn(
     repo: Path, registry: GrantRegistry, binding: Binding
 ) -> None:
+    slice_handle = grant(repo, registry, "src/util.py", (1, 1))
     handle = grant(repo, registry, "src/util.py")
     (repo / "src/util.py").write_bytes(b"X = 100\n")
     assert refused(repo, registry, binding, ReplaceFile(handle, "X = 2\n")) == "invalidated_handle"
     assert registry.get(handle).invalidated
+    assert registry.get(slice_handle).invalidated  # it saw the same old bytes
     assert (repo / "src/util.py").read_bytes() == b"X = 100\n"
 
 
