@@ -66,6 +66,21 @@ def git(
     return done
 
 
+def require_top_level(root: Path) -> None:
+    """Refuse a ``root`` that is not the top-level directory of a git work tree.
+
+    Raises:
+        TransactionError: ``root`` is not a repository's top level.
+    """
+    done = git(root, "rev-parse", "--show-toplevel", check=False)
+    top = os.fsdecode(done.stdout.strip()) if done.returncode == 0 else ""
+    if not top or Path(top).resolve() != root.resolve():
+        raise TransactionError(
+            f"{root} is not the top-level directory of a git repository",
+            hint="Run the task from the repository root.",
+        )
+
+
 def nul_split(data: bytes) -> tuple[str, ...]:
     """Split ``-z`` output into paths (decoded as git writes them: UTF-8, surrogates kept)."""
     return tuple(os.fsdecode(item) for item in data.split(b"\0") if item)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lattice_runtime.errors import TransactionError
 from lattice_runtime.patch.ir import PatchIR
-from lattice_runtime.verify._git import git
+from lattice_runtime.verify._git import git, require_top_level
 from lattice_runtime.verify.fingerprint import check_fingerprints
 
 __all__ = ["apply_patch", "diff_paths"]
@@ -27,10 +27,11 @@ def apply_patch(repo_root: Path, patch: PatchIR, diff: str) -> None:
     Raises:
         StaleFileError: a file changed since it was granted; nothing was written.
         UnsafePathError: a patch path is unsafe or passes through a symlink.
-        TransactionError: the diff does not match the patch, or ``git apply --check``
-            refused it; nothing was written.
+        TransactionError: ``repo_root`` is not a repository's top level, the diff does not
+            match the patch, or ``git apply --check`` refused it; nothing was written.
     """
     root = repo_root.resolve()
+    require_top_level(root)
     check_fingerprints(root, patch)
     data = diff.encode("utf-8", errors="surrogateescape")
     touched = diff_paths(root, data)

@@ -65,7 +65,14 @@ def reproduce_state(repo_root: Path, worktree: Path) -> tuple[str, ...]:
     skipped = {*ENVIRONMENT_DIRS, LATTICE_DIR}
     paths = sorted({p for p in (*changed, *untracked) if p.split("/")[0] not in skipped})
     for path in paths:
-        _copy(repo_root / path, _plain_parents(worktree, path))
+        source = repo_root / path
+        try:
+            info = source.lstat()
+        except (FileNotFoundError, NotADirectoryError):
+            _remove(worktree, path)
+            continue
+        if not stat.S_ISDIR(info.st_mode):  # a directory here is a submodule: not reproduced
+            _copy(source, info, _plain_parents(worktree, path))
     return tuple(paths)
 
 
@@ -84,17 +91,19 @@ def _plain_parents(worktree: Path, path: str) -> Path:
     return worktree / path
 
 
-def _copy(source: Path, target: Path) -> None:
-    """Make ``target`` what ``source`` is: the same bytes and mode, the same link, or absent."""
-    try:
-        info = source.lstat()
-    except (FileNotFoundError, NotADirectoryError):
-        info = None
-    if info is not None and stat.S_ISDIR(info.st_mode):
-        return  # a submodule: its own repository, not reproduced
+def _remove(worktree: Path, path: str) -> None:
+    """Delete ``path`` in the worktree, unless a parent is no plain directory (nothing to do)."""
+    current = worktree
+    for part in path.split("/")[:-1]:
+        current = current / part
+        if current.is_symlink() or not current.is_dir():
+            return
+    _clear(worktree / path)
+
+
+def _copy(source: Path, info: os.stat_result, target: Path) -> None:
+    """Make ``target`` what ``source`` is: the same bytes and mode, or the same link."""
     _clear(target)
-    if info is None:
-        return
     if stat.S_ISLNK(info.st_mode):
         target.symlink_to(os.readlink(source))
     elif stat.S_ISREG(info.st_mode):

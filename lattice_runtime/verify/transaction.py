@@ -24,7 +24,7 @@ from pathlib import Path
 from lattice_runtime.compile.task import VerificationCommand
 from lattice_runtime.errors import TransactionError
 from lattice_runtime.patch.ir import FileChange, PatchIR
-from lattice_runtime.verify._git import git, literal
+from lattice_runtime.verify._git import git, literal, require_top_level
 from lattice_runtime.verify.fingerprint import check_fingerprints, refuse_symlinked_parents
 from lattice_runtime.verify.runner import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -92,9 +92,11 @@ def run_transaction(
     Raises:
         StaleFileError: a file changed since it was granted; nothing was written.
         UnsafePathError: a patch path is unsafe, or ``.lattice`` metadata is a symlink.
-        TransactionError: git could not make or prepare the worktree.
+        TransactionError: ``repo_root`` is not a repository's top level, or git could not
+            make or prepare the worktree.
     """
     root = repo_root.resolve()
+    require_top_level(root)
     check_fingerprints(root, patch)
     cleanup_stale(root)
     with Worktree(root, keep=keep_worktree) as worktree:

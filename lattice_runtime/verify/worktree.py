@@ -113,19 +113,25 @@ class Worktree:
 
         Raises:
             UnsafePathError: ``.lattice/worktrees`` or the record is a symlink.
-            TransactionError: git could not add the worktree (for example, no commit yet).
+            TransactionError: the transaction id is taken, or git could not add the worktree
+                (for example, no commit yet).
         """
+        owner = _owner_path(self._directory, self.txid)
+        if os.path.lexists(owner) or os.path.lexists(self.path):
+            raise TransactionError(f"transaction {self.txid} already has a worktree or record")
         record = OwnerRecord(
             txid=self.txid,
             pid=os.getpid(),
             hostname=socket.gethostname(),
             started=self._clock().astimezone(UTC).isoformat(timespec="seconds"),
         )
-        atomic_write(_owner_path(self._directory, self.txid), record.to_json(), root=self.repo_root)
+        atomic_write(owner, record.to_json(), root=self.repo_root)
         try:
             git(self.repo_root, "worktree", "add", "--detach", "--quiet", str(self.path), "HEAD")
         except TransactionError:
-            _remove(self.repo_root, self._directory, self.txid)
+            # Only the record: a directory git left behind has no owner now, so the next
+            # cleanup_stale removes it.
+            owner.unlink(missing_ok=True)
             raise
         return self
 

@@ -232,3 +232,13 @@ def test_fingerprints_are_blob_ids_for_tracked_files_and_sha256_otherwise(repo):
     (repo / "link").symlink_to("calc.py")
     assert current_fingerprint(repo, "link") == "sha256:" + hashlib.sha256(b"calc.py").hexdigest()
     assert current_fingerprint(repo, "missing.py") is None
+
+
+def test_a_subdirectory_of_a_repository_is_refused_as_the_root(repo):
+    (repo / "sub").mkdir()
+    patch = patch_of(modify(repo, "calc.py", FIXED))
+    with pytest.raises(TransactionError, match="top-level"):
+        run_transaction(repo / "sub", patch, [python("pass")])
+    with pytest.raises(TransactionError, match="top-level"):
+        apply_patch(repo / "sub", patch, "")
+    assert not (repo / "sub" / ".lattice").exists()

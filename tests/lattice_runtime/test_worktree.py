@@ -217,3 +217,43 @@ def test_environment_directories_are_linked_into_the_worktree_not_copied(tmp_pat
         assert (worktree.path / ".venv" / "bin" / "marker").read_text() == ".venv/bin"
     assert (repo / ".venv" / "bin" / "marker").read_text() == ".venv/bin"
     assert (repo / "node_modules" / "left-pad" / "marker").exists()
+
+
+def test_a_file_replaced_by_a_directory_and_back_is_reproduced(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"was_file": b"f\n", "was_dir/x.py": b"x\n"})
+    (repo / "was_file").unlink()
+    (repo / "was_file").mkdir()
+    (repo / "was_file" / "inner.py").write_bytes(b"inner\n")
+    (repo / "was_dir" / "x.py").unlink()
+    (repo / "was_dir").rmdir()
+    (repo / "was_dir").write_bytes(b"now a file\n")
+    with Worktree(repo) as worktree:
+        reproduce_state(repo, worktree.path)
+        assert (worktree.path / "was_file" / "inner.py").read_bytes() == b"inner\n"
+        assert (worktree.path / "was_dir").read_bytes() == b"now a file\n"
+
+
+def test_a_copy_never_goes_through_a_symlink_left_from_head(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo = make_repo(tmp_path / "repo", {"real/a.py": b"a\n"})
+    (repo / "lnk").symlink_to(outside, target_is_directory=True)
+    git(repo, "add", "lnk")
+    git(repo, "commit", "-q", "-m", "link")
+    (repo / "lnk").unlink()
+    (repo / "lnk").mkdir()
+    (repo / "lnk" / "new.py").write_bytes(b"new\n")
+    with Worktree(repo) as worktree:
+        reproduce_state(repo, worktree.path)
+        assert not (worktree.path / "lnk").is_symlink()
+        assert (worktree.path / "lnk" / "new.py").read_bytes() == b"new\n"
+    assert list(outside.iterdir()) == []
+
+
+def test_a_transaction_id_already_in_use_is_refused_without_touching_it(tmp_path):
+    repo = make_repo(tmp_path / "repo", {"a.py": b"x = 1\n"})
+    with Worktree(repo, txid="tx-same") as first:
+        with pytest.raises(TransactionError, match="already"), Worktree(repo, txid="tx-same"):
+            pass
+        assert (first.path / "a.py").exists()
+        assert OwnerRecord.read(first.path.parent / "tx-same.owner.json") is not None
