@@ -242,3 +242,32 @@ def test_a_subdirectory_of_a_repository_is_refused_as_the_root(repo):
     with pytest.raises(TransactionError, match="top-level"):
         apply_patch(repo / "sub", patch, "")
     assert not (repo / "sub" / ".lattice").exists()
+
+
+def test_a_diff_that_no_longer_fits_the_tree_is_refused_by_the_check_and_nothing_is_written(
+    repo,
+):
+    (repo / "calc.py").write_bytes(b"# header\n" + SOURCE)
+    old_diff = run_transaction(repo, patch_of(modify(repo, "calc.py", FIXED)), []).diff
+    (repo / "calc.py").write_bytes(b"# other\n" + SOURCE)
+    patch = patch_of(modify(repo, "calc.py", FIXED))  # fresh fingerprint, stale diff
+    before = snapshot(repo)
+    with pytest.raises(TransactionError, match="git apply --check"):
+        apply_patch(repo, patch, old_diff)
+    assert snapshot(repo) == before
+
+
+def test_an_empty_patch_has_an_empty_diff_and_applies_as_nothing(repo):
+    result = run_transaction(repo, patch_of(), [python("pass")])
+    assert result.passed
+    assert result.diff == ""
+    before = snapshot(repo)
+    apply_patch(repo, patch_of(), result.diff)
+    assert snapshot(repo) == before
+
+
+def test_a_change_without_content_is_refused(repo):
+    patch = patch_of(FileChange("calc.py", "modify", current_fingerprint(repo, "calc.py"), None))
+    with pytest.raises(TransactionError, match="no content"):
+        run_transaction(repo, patch, [python("pass")])
+    assert worktree_list(repo) == [str(repo)]

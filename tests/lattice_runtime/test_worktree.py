@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lattice_runtime.compile.task import VerificationCommand
 from lattice_runtime.errors import TransactionError, UnsafePathError
 from lattice_runtime.verify import (
     OwnerRecord,
@@ -14,9 +15,10 @@ from lattice_runtime.verify import (
     cleanup_stale,
     link_environment,
     reproduce_state,
+    run_transaction,
     worktrees_dir,
 )
-from tests.lattice_runtime.verify_support import git, make_repo, worktree_list
+from tests.lattice_runtime.verify_support import git, make_repo, patch_of, worktree_list
 
 
 def dead_pid() -> int:
@@ -162,7 +164,9 @@ def test_a_transaction_killed_mid_way_leaves_no_worktree_after_the_next_start(tm
     child.stdout.close()
     assert path.is_dir()  # the crash left it behind
 
-    assert cleanup_stale(repo) == (path.name,)
+    next_run = run_transaction(repo, patch_of(), [VerificationCommand((sys.executable, "-c", ""))])
+
+    assert next_run.passed
 
     assert not path.exists()
     assert worktree_list(repo) == [str(repo)]
