@@ -41,12 +41,21 @@ def _spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     """The globs as one spec.
 
     Raises:
-        TaskInvalidError: A glob cannot be parsed.
+        TaskInvalidError: A glob cannot be parsed, or can never match (blank, a comment, an
+            unclosed ``[``): an include list of it would silently hide every file.
     """
-    try:
-        return pathspec.GitIgnoreSpec.from_lines(globs)
-    except ValueError as exc:  # (pathspec's GitWildMatchPatternError)
-        raise TaskInvalidError(
-            f"the scope glob list {list(globs)!r} is not usable: {exc}",
-            hint="Use git-style globs such as 'src/**' or '*.py'.",
-        ) from exc
+    for glob in globs:
+        try:
+            patterns = pathspec.GitIgnoreSpec.from_lines([glob]).patterns
+        except ValueError as exc:  # (pathspec's GitIgnorePatternError)
+            raise _unusable(glob, str(exc)) from exc
+        if not any(pattern.regex for pattern in patterns):
+            raise _unusable(glob, "it can never match")
+    return pathspec.GitIgnoreSpec.from_lines(globs)
+
+
+def _unusable(glob: str, why: str) -> TaskInvalidError:
+    return TaskInvalidError(
+        f"the scope glob {glob[:200]!r} is not usable: {why}",
+        hint="Use git-style globs such as 'src/**' or '*.py'.",
+    )
