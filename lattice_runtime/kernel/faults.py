@@ -84,6 +84,8 @@ def resolve_item(
             symbol=found.fq_name,
             provenance=(asked, f"defined in {found.path}"),
         )
+    if not item.path_hint:
+        return Refusal("the request names neither a path nor a symbol")
     if path is None:
         return Refusal("no indexed file matches the path")
     relevance = ranking.get(path)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lattice_runtime.compile.task import Budget
-from lattice_runtime.kernel.pages import ContextPage
+from lattice_runtime.kernel.pages import ContextPage, page_id
 from lattice_runtime.protocol.messages import ContextRequestItem
 
 __all__ = ["ContextGrant", "FaultRecord", "PageLedger"]
@@ -83,6 +83,16 @@ class PageLedger:
     def get(self, page_id: str) -> ContextPage | None:
         """The granted page ``page_id``, if any."""
         return self._pages.get(page_id)
+
+    def holding(self, page: ContextPage) -> str | None:
+        """The id of a granted page that already holds ``page``'s content, if any.
+
+        That is the same page, or the whole file it is a slice of (the same fingerprint).
+        """
+        if page.id in self._pages:
+            return page.id
+        whole = page_id(page.path, page.fingerprint)
+        return whole if whole in self._pages else None
 
     def pages_left(self, *, initial: bool = False) -> int:
         """Pages that may still be granted (``initial``: keeping the fault reserve)."""

@@ -17,6 +17,7 @@ from lattice_runtime.errors import BudgetExhaustedError, ContextError, StalePage
 from lattice_runtime.kernel.faults import Refusal, describe, resolve_item
 from lattice_runtime.kernel.grant import ContextGrant, FaultRecord, PageLedger
 from lattice_runtime.kernel.pages import (
+    SLICE_CHARS,
     WHOLE_FILE_CHARS,
     WHOLE_FILE_CHARS_HIGH_RISK,
     ContextPage,
@@ -123,7 +124,6 @@ class ContextKernel:
                 hint="Ask for more context with a context_request (fault).",
             )
         self._initial_served = True
-        workspace, repo_id = self.index.workspace, self.index.repo_id
         try:
             requests = initial_requests(self.ranking, self._imports, self._nodes, self.scope)
         except RepoContextError as exc:
@@ -133,12 +133,11 @@ class ContextKernel:
             if not self._ledger.pages_left(initial=True):
                 break
             try:
-                page = read_context_page(
-                    workspace, repo_id, request, whole_limit=self.whole_file_chars
-                )
+                page = self._read(request, self._ledger.tokens_left(initial=True))
             except ContextError:
                 continue
-            if page.token_count <= self._ledger.tokens_left(initial=True):
+            fits = page.token_count <= self._ledger.tokens_left(initial=True)
+            if fits and self._ledger.holding(page) is None:
                 self._ledger.add(page)
                 granted.append(page)
         return self._grant(granted, ())
@@ -244,21 +243,30 @@ class ContextKernel:
     def _page_for(self, request: PageRequest) -> ContextPage | Refusal:
         if request.path not in self.scope:
             return Refusal(f"{request.path} is outside the task's scope")
+        left = self._ledger.tokens_left()
         try:
-            page = read_context_page(
-                self.index.workspace,
-                self.index.repo_id,
-                request,
-                whole_limit=self.whole_file_chars,
-            )
+            page = self._read(request, left)
         except ContextError as exc:
             return Refusal(exc.message)
-        if self._ledger.get(page.id) is not None:
-            return Refusal(f"already granted as {page.id}")
-        left = self._ledger.tokens_left()
+        holder = self._ledger.holding(page)
+        if holder is not None:
+            return Refusal(f"already granted as {holder}")
         if page.token_count > left:
             return Refusal(f"{page.id} needs {page.token_count} tokens; {left} are left")
         self._ledger.add(page)
+        return page
+
+    def _read(self, request: PageRequest, tokens_left: int) -> ContextPage:
+        """The page by the size rule; a slice instead of a whole file over ``tokens_left``.
+
+        Raises:
+            ContextError: The file cannot be read as a page.
+        """
+        workspace, repo_id = self.index.workspace, self.index.repo_id
+        page = read_context_page(workspace, repo_id, request, whole_limit=self.whole_file_chars)
+        over = page.kind == "file" and page.token_count > tokens_left
+        if over and len(page.content) > SLICE_CHARS:
+            return read_context_page(workspace, repo_id, request, whole_limit=SLICE_CHARS)
         return page
 
     def _imports(self, path: str) -> list[tuple[str, str]]:

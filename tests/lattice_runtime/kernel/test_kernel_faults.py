@@ -7,7 +7,7 @@ import pytest
 
 from lattice_runtime.compile.task import TaskIR
 from lattice_runtime.errors import BudgetExhaustedError, ContextError
-from lattice_runtime.kernel import ContextKernel
+from lattice_runtime.kernel import REPO_ID, ContextKernel
 from lattice_runtime.protocol.messages import ContextRequestItem
 
 Task = Callable[..., TaskIR]
@@ -135,3 +135,41 @@ def test_scope_include_limits_every_page_to_the_included_paths(vault: Path, task
         grant = kernel.initial_grant()
     assert {page.path for page in grant.pages} == {"src/vault/tokens.py"}
     assert all(line.startswith("src/") for line in grant.repo_map.splitlines())
+
+
+def _big_module(path: Path) -> str:
+    body = [f"LIMIT_{i:04d} = {i}  # one of many limits of the module\n" for i in range(200)]
+    body.insert(150, "\n\ndef rotate_signing_key(key):\n    return key[::-1]\n\n\n")
+    path.write_text("".join(body))
+    return "".join(body)
+
+
+def test_a_whole_file_over_the_tokens_left_is_served_as_a_slice_instead(
+    vault: Path, task: Task
+) -> None:
+    text = _big_module(vault / "src/vault/limits.py")
+    assert 6_000 < len(text) <= 12_000
+    with ContextKernel.open(vault, task()) as kernel:
+        whole_tokens = kernel.index.workspace.page(REPO_ID, "src/vault/limits.py").token_count
+    with ContextKernel.open(vault, task(context_tokens=whole_tokens - 1)) as kernel:
+        (page,) = kernel.fault([_ask(symbol="rotate_signing_key")]).pages
+    assert page.kind == "slice" and page.token_count < whole_tokens
+    assert "def rotate_signing_key(key):" in page.content
+
+
+def test_a_slice_of_a_file_granted_whole_is_not_granted_again(vault: Path, task: Task) -> None:
+    _big_module(vault / "src/vault/limits.py")
+    with ContextKernel.open(vault, task()) as kernel:
+        whole_tokens = kernel.index.workspace.page(REPO_ID, "src/vault/limits.py").token_count
+    with ContextKernel.open(vault, task(context_tokens=whole_tokens + 50)) as kernel:
+        (whole,) = kernel.fault([_ask("src/vault/limits.py")]).pages
+        grant = kernel.fault([_ask(symbol="rotate_signing_key")])
+    assert whole.kind == "file"
+    assert grant.pages == ()
+    assert grant.refused == (f"symbol 'rotate_signing_key': already granted as {whole.id}",)
+
+
+def test_a_request_naming_neither_a_path_nor_a_symbol_is_refused(vault: Path, task: Task) -> None:
+    with ContextKernel.open(vault, task()) as kernel:
+        grant = kernel.fault([ContextRequestItem("anything")])
+    assert grant.refused == ("an empty request: the request names neither a path nor a symbol",)
