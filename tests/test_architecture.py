@@ -296,18 +296,62 @@ def test_lmdb_is_imported_only_by_the_store_backend_module():
     assert users <= {"repocontext.store.lmdb_backend"}
 
 
-def test_lattice_runtime_uses_only_public_repocontext_names():
-    violations = []
-    for module, path in modules():
-        if not module.startswith("lattice_runtime"):
+def imported_modules(path, module):
+    """``(module imported, names taken from it)`` for each import statement of a module."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package_parts = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package_parts[: len(package_parts) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+            else:
+                name = node.module or ""
+            yield name, tuple(alias.name for alias in node.names)
+
+
+def private_repocontext_imports(path, module):
+    """The imports of a module naming more than ``repocontext.<face>`` or an ``_`` name."""
+    for imported, names in imported_modules(path, module):
+        parts = imported.split(".")
+        if parts[0] != "repocontext":
             continue
-        for name in imports_of(path, module):
-            parts = name.split(".")
-            if parts[0] != "repocontext":
-                continue
-            if len(parts) > 3 or any(p.startswith("_") for p in parts):
-                violations.append(f"{module} imports {name}")
+        if len(parts) > 2 or any(n.startswith("_") for n in (*parts, *names)):
+            yield imported
+
+
+def test_lattice_runtime_uses_only_public_repocontext_names():
+    """lattice_runtime imports ``repocontext`` or ``repocontext.<face>``, public names only."""
+    violations = [
+        f"{module} imports {imported}"
+        for module, path in modules()
+        if module.startswith("lattice_runtime")
+        for imported in private_repocontext_imports(path, module)
+    ]
     assert violations == []
+
+
+def test_the_lattice_import_rule_catches_deep_private_and_underscored_imports(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import repocontext.index.service\n"
+        "from repocontext.pack.page import Page\n"
+        "from repocontext._private import x\n"
+        "from repocontext.search import _terms\n"
+        "from repocontext.workspace import Workspace\n"
+        "from repocontext import errors\n"
+        "import repocontext\n"
+        "import pathspec._meta\n"
+    )
+    assert list(private_repocontext_imports(sample, "lattice_runtime.sample")) == [
+        "repocontext.index.service",
+        "repocontext.pack.page",
+        "repocontext._private",
+        "repocontext.search",
+    ]
 
 
 def test_modules_stay_under_the_size_cap_and_the_allowlist_only_shrinks():

@@ -28,10 +28,16 @@ from repocontext.errors import (
     RepoContextError,
 )
 from repocontext.index.drift import DriftReport, detect_drift, scope_prefix
-from repocontext.index.files.nodes import file_text, load_stats, read_file_node
+from repocontext.index.files.nodes import (
+    file_text,
+    iter_file_nodes,
+    load_stats,
+    node_of,
+    read_file_node,
+)
 from repocontext.index.files.roots import checked_root, file_path, is_under
 from repocontext.index.files.walk import WalkOptions, keyable
-from repocontext.index.model import RelatedLink, Symbol, count_tree, first_of_tree
+from repocontext.index.model import FileNode, RelatedLink, Symbol, count_tree, first_of_tree
 from repocontext.index.projections.projection import ProjectionState
 from repocontext.index.projections.projection_writer import load_projections
 from repocontext.index.projections.xref_records import stored_links
@@ -333,6 +339,15 @@ class IndexService:
             scope=scope,
             options=WalkOptions.from_wire(repo.filters),
         )
+
+    def files(self, repo_id: str) -> tuple[FileNode, ...]:
+        """Return every indexed file node of a repository, in path order.
+
+        Raises:
+            NotFoundError: The repository is not registered.
+        """
+        self._repo(repo_id)
+        return tuple(node_of(node) for node in iter_file_nodes(self.store, repo_id))
 
     def content(self, repo_id: str, path: str) -> str | None:
         """Return the stored text of a file, or ``None``."""

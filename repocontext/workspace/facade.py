@@ -23,6 +23,7 @@ from repocontext.claims import (
 from repocontext.entries import DEFAULT_PAGE_SIZE, Entry, EntryPage, Scope, recall, scan
 from repocontext.index.drift import DriftReport
 from repocontext.index.files.walk import WalkOptions
+from repocontext.index.model import FileNode
 from repocontext.index.removal import (
     IndexReset,
     RepoRemoval,
@@ -286,6 +287,16 @@ class Workspace(Reading):
             NotFoundError: The repository is not registered.
         """
         return self._index.outline(repo_id, path, max_symbols)
+
+    def files(self, repo_id: str) -> tuple[FileNode, ...]:
+        """Every indexed file of the repository, in path order, with its stored outline.
+
+        What a caller that ranks or resolves paths itself reads (the Lattice kernel).
+
+        Raises:
+            NotFoundError: The repository is not registered.
+        """
+        return self._index.files(repo_id)
 
     def related(
         self, repo_id: str, path: str, *, offset: int = 0, limit: int = RELATED_PAGE

@@ -264,6 +264,19 @@ def test_a_run_completes_over_a_symlink_loop_and_a_name_that_is_not_utf8(workspa
     assert workspace.outline("demo", "pkg/util.py").exists
 
 
+def test_files_lists_every_indexed_node_in_path_order_with_its_outline(workspace, repo):
+    with pytest.raises(NotFoundError):
+        workspace.files("demo")
+    index(workspace, repo)
+    files = workspace.files("demo")
+    paths = [node.path for node in files]
+    assert paths == sorted(load_file_nodes(workspace.store, "demo"))
+    by_path = {node.path: node for node in files}
+    assert [s.name for s in by_path["pkg/util.py"].symbols] == ["DEFAULT", "parse", "Helper"]
+    assert by_path["tests/test_util.py"].is_test and not by_path["pkg/util.py"].is_test
+    assert by_path["pkg/util.py"].blob_id == workspace.page("demo", "pkg/util.py").blob_id
+
+
 def test_outline_and_related_accept_the_spellings_of_a_file_path(workspace, repo, tmp_path):
     index(workspace, repo)
     root = workspace.get_repo("demo").root
