@@ -24,7 +24,7 @@ from lattice_runtime.machine.record import (
     check_run_id,
     new_run_id,
 )
-from lattice_runtime.machine.runs import save_run
+from lattice_runtime.machine.runs import load_run, save_run
 from lattice_runtime.machine.states import ALLOWED_TRANSITIONS, RunState
 from lattice_runtime.machine.telemetry import (
     ProtocolDiagnostic,
@@ -98,6 +98,20 @@ class RunMachine:
             session_id=session_id,
             base_commit=base_commit,
         )
+
+    @classmethod
+    def resume(cls, repo_root: Path, run_id: str, clock: Clock | None = None) -> RunMachine:
+        """Pick a run up from its record on disk (to end a run a crash left behind, say).
+
+        Raises:
+            UnsafePathError: ``run_id`` is not a run id, or the record is a symlink.
+            LatticeError: No record of that run exists, or the file is not a run record.
+        """
+        machine = cls.__new__(cls)
+        machine._clock = clock or SystemClock()
+        machine._repo_root = repo_root
+        machine._record = load_run(repo_root, run_id)
+        return machine
 
     @property
     def run_id(self) -> str:

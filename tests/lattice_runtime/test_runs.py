@@ -79,6 +79,24 @@ def test_the_record_on_disk_follows_every_transition(repo):
     assert on_disk.ended_at == on_disk.transitions[-1].at
 
 
+def test_a_run_left_behind_by_a_crash_can_be_resumed_and_ended(repo):
+    crashed = start(repo)
+    for target in (S.COMPILED, S.INDEXED, S.CONTEXT_GRANTED, S.WORKER_RUNNING):
+        crashed.transition(target, f"entered {target}")
+    crashed.record_pages(2)
+    del crashed
+
+    [left] = list_runs(repo)
+    resumed = RunMachine.resume(repo, left.run_id, FakeClock())
+    resumed.transition(S.FAILED, "crashed mid-run")
+
+    record = load_run(repo, left.run_id)
+    assert record.state is S.FAILED
+    assert [t.to_state for t in record.transitions][-2:] == [S.WORKER_RUNNING, S.FAILED]
+    assert record.telemetry.pages_granted == 2
+    assert record.outcome_reason == "crashed mid-run"
+
+
 def test_the_record_is_camel_case_json_with_the_telemetry(repo):
     machine = start(repo)
     machine.transition(S.COMPILED, "compiled")
