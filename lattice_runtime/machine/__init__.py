@@ -1,7 +1,60 @@
-"""The 16-state run machine and the run loop.
+"""The 16-state run machine: states, the allowed edges, run records and their telemetry.
 
-This package arrives with the Lattice runtime issues; errors derive from
-:class:`lattice_runtime.errors.LatticeError`.
+The run loop (``machine/loop.py``) drives a :class:`RunMachine`; the machine refuses every edge
+the contract does not allow and persists the run's record after each transition under
+``.lattice/runs/`` (``docs/lattice-machine.md``).
 """
 
-__all__: list[str] = []
+from lattice_runtime.machine.clock import Clock, SystemClock, iso_utc
+from lattice_runtime.machine.machine import RunMachine
+from lattice_runtime.machine.record import (
+    RUN_ID_PATTERN,
+    RUN_RECORD_VERSION,
+    Entropy,
+    RunRecord,
+    Transition,
+    check_run_id,
+    new_run_id,
+)
+from lattice_runtime.machine.runs import RUNS_DIR, list_runs, load_run, run_path, save_run
+from lattice_runtime.machine.states import (
+    ALLOWED_TRANSITIONS,
+    TERMINAL_STATES,
+    RunState,
+    is_allowed,
+)
+from lattice_runtime.machine.telemetry import (
+    ProtocolDiagnostic,
+    RunTelemetry,
+    TurnKind,
+    TurnRecord,
+    VerificationRecord,
+)
+
+__all__ = [
+    "ALLOWED_TRANSITIONS",
+    "RUNS_DIR",
+    "RUN_ID_PATTERN",
+    "RUN_RECORD_VERSION",
+    "TERMINAL_STATES",
+    "Clock",
+    "Entropy",
+    "ProtocolDiagnostic",
+    "RunMachine",
+    "RunRecord",
+    "RunState",
+    "RunTelemetry",
+    "SystemClock",
+    "Transition",
+    "TurnKind",
+    "TurnRecord",
+    "VerificationRecord",
+    "check_run_id",
+    "is_allowed",
+    "iso_utc",
+    "list_runs",
+    "load_run",
+    "new_run_id",
+    "run_path",
+    "save_run",
+]
