@@ -201,7 +201,7 @@ def _alive(pid: int) -> bool:
 def _remove(root: Path, directory: Path, txid: str) -> None:
     """Remove worktree ``txid`` (through git, then from disk if git lost it), then its record."""
     path = directory / txid
-    if path.is_symlink():
+    if path.is_symlink() or path.is_file():
         path.unlink()
     elif path.exists():
         _unlink_environment_links(path)

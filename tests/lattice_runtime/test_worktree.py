@@ -105,8 +105,9 @@ def test_cleanup_removes_a_worktree_directory_without_a_readable_owner_record(tm
     unknown = worktrees_dir(repo) / "tx-unknown"
     unknown.mkdir()
     (unknown / "f.txt").write_text("left by something else")
+    (worktrees_dir(repo) / "tx-file").write_text("not a worktree")
 
-    assert cleanup_stale(repo) == tuple(sorted((orphan.txid, "tx-unknown")))
+    assert cleanup_stale(repo) == tuple(sorted((orphan.txid, "tx-file", "tx-unknown")))
 
     assert list(worktrees_dir(repo).iterdir()) == []
     assert worktree_list(repo) == [str(repo)]
