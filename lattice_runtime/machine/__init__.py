@@ -6,7 +6,9 @@ the contract does not allow and persists the run's record after each transition 
 """
 
 from lattice_runtime.machine.clock import Clock, SystemClock, iso_utc
+from lattice_runtime.machine.loop import run_task
 from lattice_runtime.machine.machine import RunMachine
+from lattice_runtime.machine.outcome import MAX_REVISIONS, Observer, RunOptions, RunOutcome
 from lattice_runtime.machine.record import (
     RUN_ID_PATTERN,
     RUN_RECORD_VERSION,
@@ -33,14 +35,18 @@ from lattice_runtime.machine.telemetry import (
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
+    "MAX_REVISIONS",
     "RUNS_DIR",
     "RUN_ID_PATTERN",
     "RUN_RECORD_VERSION",
     "TERMINAL_STATES",
     "Clock",
     "Entropy",
+    "Observer",
     "ProtocolDiagnostic",
     "RunMachine",
+    "RunOptions",
+    "RunOutcome",
     "RunRecord",
     "RunState",
     "RunTelemetry",
@@ -56,5 +62,6 @@ __all__ = [
     "load_run",
     "new_run_id",
     "run_path",
+    "run_task",
     "save_run",
 ]

@@ -8,7 +8,8 @@ value and persists it with the record (:mod:`.record`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Literal
+
+from lattice_runtime.protocol import TurnKind
 
 __all__ = [
     "ProtocolDiagnostic",
@@ -17,9 +18,6 @@ __all__ = [
     "TurnRecord",
     "VerificationRecord",
 ]
-
-TurnKind = Literal["initial", "context", "protocol_repair", "patch_revision"]
-"""Why a worker turn happened: the first turn, after a context fault, a repair, a revision."""
 
 
 @dataclass(frozen=True, slots=True)

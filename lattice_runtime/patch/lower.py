@@ -38,6 +38,7 @@ from lattice_runtime.grants import (
 from lattice_runtime.patch._destination import check_destination, check_shape
 from lattice_runtime.patch._text import line_break, replace_text, restyle
 from lattice_runtime.patch.ir import FileChange, PatchIR
+from lattice_runtime.protocol import TRANSACTION_FIELDS
 from lattice_runtime.protocol.messages import (
     Change,
     CreateFile,
@@ -57,23 +58,6 @@ _OPERATION_OF: Final[dict[type[object], ChangeOperation]] = {
     DeleteFile: "delete_file",
     CreateFile: "create_file",
 }
-
-TRANSACTION_FIELDS: Final = frozenset(
-    {
-        "baseCommit",
-        "binding",
-        "epoch",
-        "expectedFingerprint",
-        "fingerprint",
-        "grant",
-        "lines",
-        "operations",
-        "repositoryId",
-        "sessionId",
-        "taskId",
-    }
-)
-"""Keys that belong to the runtime's transaction, never to a worker's proposal."""
 
 _BINDING_CHECKS: Final[tuple[tuple[LoweringReason, str, str], ...]] = (
     ("task_mismatch", "task_id", "task"),

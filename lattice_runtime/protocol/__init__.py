@@ -6,7 +6,7 @@ A worker answers each turn with exactly one JSON object, a context request or a 
 turn's prompt. See ``docs/lattice-protocol.md``.
 """
 
-from lattice_runtime.protocol._checks import MAX_ITEMS
+from lattice_runtime.protocol._checks import MAX_ITEMS, TRANSACTION_FIELDS
 from lattice_runtime.protocol.diagnostics import (
     PROTOCOL_REASONS,
     Diagnostics,
@@ -46,6 +46,7 @@ __all__ = [
     "PROTOCOL_REASONS",
     "PROTOCOL_VERSION",
     "SEED_SCHEMA_VERSION",
+    "TRANSACTION_FIELDS",
     "Change",
     "ContextRequest",
     "ContextRequestItem",

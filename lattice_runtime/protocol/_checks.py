@@ -28,6 +28,26 @@ def _type_name(value: object) -> str:
     return names.get(type(value), "a number")
 
 
+TRANSACTION_FIELDS: Final = frozenset(
+    {
+        "baseCommit",
+        "binding",
+        "epoch",
+        "expectedFingerprint",
+        "fingerprint",
+        "grant",
+        "lines",
+        "operations",
+        "repositoryId",
+        "sessionId",
+        "taskId",
+    }
+)
+"""Keys that belong to the runtime's transaction, never to a worker's message: a worker that
+sends one tries to set what only the runtime decides, which is refused as
+``provider_transaction_field`` (not repairable), not as a schema slip."""
+
+
 def strict_object(
     value: object,
     where: str,
@@ -38,7 +58,9 @@ def strict_object(
     """``value`` as an object holding every required key and no key outside both sets.
 
     Raises:
-        ProtocolError: ``schema`` when it is not an object, lacks a key or has an extra one.
+        ProtocolError: ``schema`` when it is not an object, lacks a key or has an extra one;
+            ``provider_transaction_field`` when an extra key is one of
+            :data:`TRANSACTION_FIELDS`.
     """
     if not isinstance(value, dict):
         raise fail("schema", f"{where} must be an object, not {_type_name(value)}")
@@ -47,6 +69,13 @@ def strict_object(
         raise fail("schema", f"{where} is missing {', '.join(repr(k) for k in missing)}")
     allowed = set(required) | set(optional)
     extra = sorted(key for key in value if key not in allowed)
+    carried = [key for key in extra if key in TRANSACTION_FIELDS]
+    if carried:
+        raise fail(
+            "provider_transaction_field",
+            f"{where} carries transaction field(s) {', '.join(map(repr, carried))}; "
+            "only the runtime sets them",
+        )
     if extra:
         raise fail("schema", f"{where} has unexpected key(s) {', '.join(map(repr, extra))}")
     return value

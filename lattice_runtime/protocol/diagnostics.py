@@ -41,6 +41,7 @@ ProtocolReason = Literal[
     "schema_version",
     "duplicate_handle",
     "duplicate_create_path",
+    "provider_transaction_field",
 ]
 """Why a response was refused, one stable word."""
 
@@ -56,6 +57,7 @@ PROTOCOL_REASONS: Final[Mapping[str, bool]] = MappingProxyType(
         "schema_version": False,
         "duplicate_handle": False,
         "duplicate_create_path": False,
+        "provider_transaction_field": False,
     }
 )
 """Every refusal reason, mapped to whether one protocol-repair turn may fix it."""

@@ -1,7 +1,9 @@
-"""The durable session journal, continuity projection, explicit contract control.
+"""Sessions: the run history and grant epoch an agent works in (``docs/lattice.md``).
 
-This package arrives with the Lattice runtime issues; errors derive from
-:class:`lattice_runtime.errors.LatticeError`.
+:class:`SessionStore` keeps :class:`Session` records under ``.lattice/sessions/``. The durable
+journal, continuity projection and explicit contract control of issue 26 build on it.
 """
 
-__all__: list[str] = []
+from lattice_runtime.session.sessions import SESSION_ID_PATTERN, Session, SessionStore
+
+__all__ = ["SESSION_ID_PATTERN", "Session", "SessionStore"]

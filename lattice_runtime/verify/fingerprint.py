@@ -1,6 +1,6 @@
 """The fingerprint of a file in the user's tree, and the stale check of a patch against it.
 
-The rule matches the edit grants' (``grants/fingerprint.py``): a tracked regular file's
+The rule is the edit grants' (``grants/fingerprint.py``, used here): a tracked regular file's
 fingerprint is the git blob id of its working bytes, where the bytes are tried as they are and
 with CRLF turned into LF against the index entry (so a checkout under ``core.autocrlf`` still
 matches its index entry); untracked files and symlinks get ``sha256:`` + the hex SHA-256 of
@@ -9,14 +9,12 @@ their raw bytes (a symlink: its target string). A file that does not exist has n
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 from pathlib import Path, PurePosixPath
 
 from lattice_runtime.errors import StaleFileError, UnsafePathError
+from lattice_runtime.grants import probe_fingerprint
 from lattice_runtime.patch.ir import FileChange, PatchIR
-from lattice_runtime.verify._git import git, literal
 
 __all__ = [
     "check_fingerprints",
@@ -26,47 +24,14 @@ __all__ = [
 ]
 
 
-def blob_id(data: bytes) -> str:
-    """The git blob id (SHA-1) of ``data``."""
-    header = f"blob {len(data)}\0".encode()
-    return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
-
-
 def current_fingerprint(repo_root: Path, path: str) -> str | None:
     """The fingerprint of ``path`` (repository-relative, posix) in the working tree.
 
-    Raises:
-        TransactionError: git could not read the index.
+    The grants' rule itself (:func:`lattice_runtime.grants.probe_fingerprint`), so a grant and
+    the stale check can never disagree about the same bytes; ``None`` when nothing is there.
     """
-    full = repo_root / path
-    try:
-        info = full.lstat()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    if stat.S_ISLNK(info.st_mode):
-        target = os.fsencode(os.readlink(full))
-        return "sha256:" + hashlib.sha256(target).hexdigest()
-    if not stat.S_ISREG(info.st_mode):
-        return None
-    data = full.read_bytes()
-    indexed = _index_blob(repo_root, path)
-    if indexed is None:
-        return "sha256:" + hashlib.sha256(data).hexdigest()
-    raw = blob_id(data)
-    if indexed in (raw, blob_id(data.replace(b"\r\n", b"\n"))):
-        return indexed
-    return raw
-
-
-def _index_blob(repo_root: Path, path: str) -> str | None:
-    """The blob id of ``path``'s stage-0 index entry, if it is a tracked regular file."""
-    out = git(repo_root, "ls-files", "-s", "-z", "--", *literal([path])).stdout
-    for record in out.split(b"\0"):
-        meta, _, name = record.partition(b"\t")
-        fields = meta.split()
-        if os.fsdecode(name) == path and len(fields) == 3 and fields[0] in (b"100644", b"100755"):
-            return fields[1].decode("ascii")
-    return None
+    found = probe_fingerprint(repo_root, path)
+    return None if found is None else found.value
 
 
 def safe_destination(path: str) -> PurePosixPath:

@@ -10,8 +10,10 @@ Rules:
   cannot be started gets exit code 127, with the reason in the tail. A command killed by a
   signal gets 128 + the signal number. Leftover processes of the group are killed when the
   command ends.
-- Environment: the caller's (default: this process's), plus ``PYTHONDONTWRITEBYTECODE=1``;
-  when the repository has ``.venv/bin``, it comes first on ``PATH``.
+- Environment: the caller's (default: this process's), plus ``PYTHONDONTWRITEBYTECODE=1``.
+  ``PATH`` starts with the repository's ``.venv/bin`` (when it has one), then the directory of
+  the interpreter running the runtime, so ``python`` and ``pytest`` resolve to an environment
+  that has them even on a machine whose ``PATH`` has no ``python``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -75,10 +78,12 @@ def command_env(repo_root: Path, base: Mapping[str, str] | None = None) -> dict[
     """The environment a command runs with (see the module docstring)."""
     env = dict(os.environ if base is None else base)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    first = [Path(sys.executable).parent]  # the runtime's own interpreter: python, pytest
     venv_bin = repo_root / ".venv" / "bin"
     if venv_bin.is_dir():
-        rest = env.get("PATH", os.defpath)
-        env["PATH"] = os.pathsep.join((str(venv_bin.resolve()), rest)) if rest else str(venv_bin)
+        first.insert(0, venv_bin.resolve())
+    rest = env.get("PATH", os.defpath)
+    env["PATH"] = os.pathsep.join([*(str(path) for path in first), *([rest] if rest else [])])
     return env
 
 

@@ -1,7 +1,11 @@
-"""Workers: mock, manual handoff, command (subprocess), provider SDK.
+"""Workers: they propose, the runtime decides (see ``docs/lattice.md``, "Workers").
 
-This package arrives with the Lattice runtime issues; errors derive from
-:class:`lattice_runtime.errors.LatticeError`.
+:class:`Worker` is the protocol every worker follows (:mod:`.turn`); :class:`MockWorker`
+replays a fixture's script deterministically (:mod:`.mock`). Manual, command and provider
+workers arrive with issue 25.
 """
 
-__all__: list[str] = []
+from lattice_runtime.workers.mock import PATH_PLACEHOLDER, MockWorker
+from lattice_runtime.workers.turn import GrantedPage, TurnKind, Worker, WorkerTurn
+
+__all__ = ["PATH_PLACEHOLDER", "GrantedPage", "MockWorker", "TurnKind", "Worker", "WorkerTurn"]

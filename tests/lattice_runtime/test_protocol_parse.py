@@ -424,6 +424,7 @@ def test_every_reason_has_a_fixed_repairability() -> None:
         "schema_version": False,
         "duplicate_handle": False,
         "duplicate_create_path": False,
+        "provider_transaction_field": False,
     }
 
 
@@ -438,3 +439,21 @@ def test_a_lone_surrogate_in_any_string_is_a_schema_error(message: object) -> No
     error = refusal(json.dumps(message))
     assert (error.reason, error.repairable) == ("schema", True)
     assert "lone surrogate" in error.message
+
+
+def test_a_transaction_field_in_a_change_is_refused_as_provider_transaction_field() -> None:
+    change = {
+        "editHandle": "E1",
+        "operation": "delete_file",
+        "expectedFingerprint": "0" * 40,
+    }
+    raw = json.dumps(
+        {
+            "kind": "patch",
+            "patch": {"summary": "s", "changes": [change], "verificationCommands": []},
+        }
+    )
+    with pytest.raises(ProtocolViolation) as caught:
+        parse_response(raw)
+    assert caught.value.reason == "provider_transaction_field"
+    assert caught.value.repairable is False

@@ -115,11 +115,14 @@ def test_the_environment_disables_bytecode_and_puts_the_repository_venv_first(tm
     env = command_env(tmp_path, {"PATH": "/usr/bin", "KEEP": "1"})
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"
     assert env["KEEP"] == "1"
+    runtime_bin = str(Path(sys.executable).parent)
     assert env["PATH"].split(os.pathsep) == [
         str((tmp_path / ".venv" / "bin").resolve()),
+        runtime_bin,
         "/usr/bin",
     ]
-    assert command_env(tmp_path / "no-venv", {"PATH": "/usr/bin"})["PATH"] == "/usr/bin"
+    without_venv = command_env(tmp_path / "no-venv", {"PATH": "/usr/bin"})["PATH"]
+    assert without_venv.split(os.pathsep) == [runtime_bin, "/usr/bin"]
 
 
 def test_a_command_sees_the_environment_it_is_given(tmp_path):
