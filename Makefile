@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/search.py --write-docs
 	$(BIN)/python bench/memory.py --write-docs
 	$(BIN)/python bench/load.py --write-docs
+	$(BIN)/python bench/lattice.py --write-docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

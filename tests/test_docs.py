@@ -55,3 +55,21 @@ def test_the_library_example_of_the_architecture_page_runs() -> None:
     section = text.split("## The library API", 1)[1]
     example = section.split("```python\n", 1)[1].split("```", 1)[0]
     exec(compile(example, "docs/architecture.md", "exec"), {"__name__": "docs_example"})
+
+
+def test_every_lattice_command_and_flag_is_documented() -> None:
+    from lattice_runtime.cli import app as lattice_app
+
+    text = (DOCS / "cli.md").read_text()
+    command = typer.main.get_command(lattice_app)
+    for name, sub in command.commands.items():  # type: ignore[attr-defined]  # a click Group
+        assert f"## `lattice {name}`" in text
+        subcommands = getattr(sub, "commands", {"": sub})
+        for sub_name, leaf in subcommands.items():
+            if sub_name:
+                assert f"lattice {name} {sub_name}" in text
+            for param in leaf.params:
+                for flag in param.opts:
+                    assert flag in text or flag == "--help" or not flag.startswith("-"), (
+                        f"{name} {sub_name} {flag}"
+                    )

@@ -44,6 +44,7 @@ from lattice_runtime.protocol import (
     TurnKind,
     encode_response,
     parse_response,
+    protocol_repair_feedback,
     render_prompt,
 )
 from lattice_runtime.verify import TransactionResult, apply_patch, run_transaction
@@ -151,7 +152,7 @@ class TurnDriver:
             if violation.repairable and self._repairs == 0:
                 self._repairs += 1
                 self._step(RunState.PROTOCOL_REPAIR, f"{violation.reason}: {violation.message}")
-                return "protocol_repair", _repair_feedback(violation)
+                return "protocol_repair", protocol_repair_feedback(violation)
             return self._fail(f"{_refusal_word(violation.reason)}: {violation.message}")
         response = parsed.response
         outcome = "context_request" if isinstance(response, ContextRequest) else "patch"
@@ -344,13 +345,6 @@ def _granted(grant: ContextGrant) -> str:
 
 def _paths(patch: PatchIR) -> str:
     return ", ".join(f"{change.action} {change.path}" for change in patch.changes)
-
-
-def _repair_feedback(violation: ProtocolViolation) -> str:
-    return (
-        f"Your last answer was not a valid response ({violation.reason}): {violation.message}\n"
-        "Answer again with exactly one JSON object of one of the two shapes shown."
-    )
 
 
 def _lowering_feedback(exc: LoweringError) -> str:
