@@ -7,6 +7,7 @@ a ``hint``. Errors that end a stage of a run carry the exact *reason code* the c
 ::
 
     LatticeError                          lattice.error
+    ├── ConfigError                       lattice.config_invalid
     ├── TaskInvalidError                  lattice.task_invalid
     ├── CommandNotAllowedError            lattice.command_not_allowed
     ├── ProtocolError                     lattice.protocol_invalid    (reason, repairable)
@@ -31,6 +32,7 @@ __all__ = [
     "LOWERING_REASONS",
     "BudgetExhaustedError",
     "CommandNotAllowedError",
+    "ConfigError",
     "ContextError",
     "IllegalTransitionError",
     "LatticeError",
@@ -90,6 +92,12 @@ class LatticeError(Exception):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class ConfigError(LatticeError):
+    """A ``LATTICE_*`` variable or a flag has an invalid value."""
+
+    code: ClassVar[str] = "lattice.config_invalid"
 
 
 class TaskInvalidError(LatticeError):

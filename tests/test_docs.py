@@ -73,3 +73,12 @@ def test_every_lattice_command_and_flag_is_documented() -> None:
                     assert flag in text or flag == "--help" or not flag.startswith("-"), (
                         f"{name} {sub_name} {flag}"
                     )
+
+
+def test_every_lattice_setting_is_documented_with_its_variable() -> None:
+    from lattice_runtime.settings import LatticeSettings
+
+    text = (DOCS / "lattice.md").read_text()
+    for name in LatticeSettings.model_fields:
+        assert f"| `{name}` |" in text
+        assert f"`LATTICE_{name.upper()}`" in text

@@ -15,10 +15,20 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
-from lattice_runtime.errors import LatticeError
+from lattice_runtime.errors import ConfigError, LatticeError
+from lattice_runtime.settings import LatticeSettings
 
-__all__ = ["RepoOption", "app", "echo_json", "fail_cleanly", "main"]
+__all__ = [
+    "EmbedderOption",
+    "RepoOption",
+    "app",
+    "build_settings",
+    "echo_json",
+    "fail_cleanly",
+    "main",
+]
 
 app = typer.Typer(
     name="lattice",
@@ -30,6 +40,13 @@ app = typer.Typer(
 RepoOption = Annotated[
     Path,
     typer.Option("--repo", help="The repository's top directory (default: the current one)."),
+]
+
+EmbedderOption = Annotated[
+    str | None,
+    typer.Option(
+        help="How the kernel ranks: static (hybrid), minilm, off (env LATTICE_EMBEDDER).",
+    ),
 ]
 
 
@@ -55,6 +72,25 @@ def fail_cleanly() -> Iterator[None]:
     except LatticeError as exc:
         typer.echo(f"error [{exc.code}]: {exc.message}\nhint: {exc.hint}", err=True)
         raise typer.Exit(2) from exc
+
+
+def build_settings(**flags: object) -> LatticeSettings:
+    """Settings from ``LATTICE_*`` variables, overridden by the flags given (``None``: not).
+
+    Raises:
+        ConfigError: A variable or flag has an invalid value.
+    """
+    given = {name: value for name, value in flags.items() if value is not None}
+    try:
+        return LatticeSettings(**given)  # type: ignore[arg-type]  # pydantic checks each value
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+        )
+        raise ConfigError(
+            f"invalid setting: {problems}",
+            hint="Check the flag or its LATTICE_* variable (docs/lattice.md, Configuration).",
+        ) from None
 
 
 def echo_json(value: object) -> None:

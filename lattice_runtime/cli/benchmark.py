@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from lattice_runtime.cli.app import app, echo_json, fail_cleanly
+from lattice_runtime.cli.app import EmbedderOption, app, build_settings, echo_json, fail_cleanly
 from lattice_runtime.cli.run import build_worker
 from lattice_runtime.compile import VerificationCommand, compile_task, default_commands
 from lattice_runtime.errors import TaskInvalidError
@@ -84,10 +84,12 @@ def benchmark(
     workdir: Annotated[
         Path | None, typer.Option(help="Where to make the repository (default: a temp dir).")
     ] = None,
+    embedder: EmbedderOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print timings as JSON.")] = False,
 ) -> None:
     """Run a fixture task end to end in a fresh git repository; end with ``Status: ...``."""
     with fail_cleanly():
+        settings = build_settings(embedder=embedder)
         source = find_fixture(fixture)
         chosen = build_worker(worker, source / "task.json")
         goal = _goal(source / "task.json")
@@ -97,7 +99,12 @@ def benchmark(
         baseline = _run_all(repo, commands)
         _say(as_json, "Baseline: " + _summary(baseline))
         clock = PhaseClock()
-        outcome = run_task(repo, RunOptions(goal=goal), chosen, observer=clock)
+        options = RunOptions(
+            goal=goal,
+            timeout_seconds=settings.command_timeout_seconds,
+            embedder=settings.embedder,
+        )
+        outcome = run_task(repo, options, chosen, observer=clock)
         after = _run_all(repo, commands)
         _say(as_json, "After:    " + _summary(after))
     passed = outcome.passed and bool(after) and all(r.passed for r in after)

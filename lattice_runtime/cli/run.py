@@ -8,7 +8,14 @@ from typing import Annotated, Literal
 
 import typer
 
-from lattice_runtime.cli.app import RepoOption, app, echo_json, fail_cleanly
+from lattice_runtime.cli.app import (
+    EmbedderOption,
+    RepoOption,
+    app,
+    build_settings,
+    echo_json,
+    fail_cleanly,
+)
 from lattice_runtime.errors import WorkerError
 from lattice_runtime.machine import Observer, RunOptions, RunOutcome, RunState, run_task
 from lattice_runtime.workers import MockWorker, Worker
@@ -58,15 +65,25 @@ def run(
     ] = False,
     session: Annotated[str | None, typer.Option(help="Session id (default: current).")] = None,
     timeout: Annotated[
-        float, typer.Option(help="Each verification command's deadline in seconds.")
-    ] = 300.0,
+        float | None,
+        typer.Option(
+            help="Each verification command's deadline in seconds "
+            "(env LATTICE_COMMAND_TIMEOUT_SECONDS; default 300)."
+        ),
+    ] = None,
+    embedder: EmbedderOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Run TASK: grant context, take worker turns, verify in a worktree, apply if it passes."""
     with fail_cleanly():
+        settings = build_settings(command_timeout_seconds=timeout, embedder=embedder)
         chosen = build_worker(worker, script)
         options = RunOptions(
-            goal=task, apply=not no_apply, session_id=session, timeout_seconds=timeout
+            goal=task,
+            apply=not no_apply,
+            session_id=session,
+            timeout_seconds=settings.command_timeout_seconds,
+            embedder=settings.embedder,
         )
         observer = None if as_json else progress_printer()
         outcome = run_task(repo, options, chosen, observer=observer)

@@ -93,7 +93,7 @@ def _drive(
     criteria = len(task.acceptance_criteria)
     commands = len(task.allowed_verification_commands)
     step(RunState.COMPILED, f"risk {task.risk}, {criteria} criteria, {commands} commands")
-    with ContextKernel.open(root, task) as kernel:
+    with ContextKernel.open(root, task, embedder=options.embedder) as kernel:
         step(RunState.INDEXED, f"{len(kernel.index.workspace.files(kernel.index.repo_id))} files")
         binding = Binding(
             task_id=task.id,

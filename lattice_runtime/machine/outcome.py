@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lattice_runtime.compile import TaskIR
+from lattice_runtime.kernel import Embedder
 from lattice_runtime.machine.record import RunRecord
 from lattice_runtime.machine.states import RunState
 from lattice_runtime.verify import CommandResult
@@ -35,6 +36,8 @@ class RunOptions:
         constraints: Extra constraints for the task IR.
         timeout_seconds: Each verification command's deadline (exit 124 when it passes).
         use_cache: Reuse a patch that passed before for the same task, commit and context.
+        embedder: How the context kernel ranks (``static``: hybrid with the packaged static
+            embedder; ``off``: keyword only; ``minilm``).
     """
 
     goal: str
@@ -43,6 +46,7 @@ class RunOptions:
     constraints: tuple[str, ...] = ()
     timeout_seconds: float = 300.0
     use_cache: bool = True
+    embedder: Embedder = "static"
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,3 +116,23 @@ def test_doctor_passes_on_a_repository_and_fails_outside_one(tmp_path: Path) -> 
     code, out, _ = invoke("doctor", "--repo", str(outside))
     assert code == 1
     assert "FAIL repository" in out
+
+
+def test_an_invalid_setting_is_a_clear_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        ["run", PY_GOAL, "--script", TASK, "--repo", str(repo)],
+        env={"LATTICE_COMMAND_TIMEOUT_SECONDS": "-1"},
+    )
+    assert result.exit_code == 2
+    assert "error [lattice.config_invalid]" in result.stderr
+    assert not (repo / ".lattice" / "runs").exists()
+
+
+def test_the_keyword_only_kernel_runs_the_fixture_too(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    code, out, _ = invoke(
+        "run", PY_GOAL, "--script", TASK, "--repo", str(repo), "--embedder", "off", "--json"
+    )
+    assert code == 0, out
