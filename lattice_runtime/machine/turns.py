@@ -16,7 +16,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
+from lattice_runtime._files import lattice_dir
 from lattice_runtime.compile import TaskIR, admit, default_commands
 from lattice_runtime.compile.task import VerificationCommand
 from lattice_runtime.errors import (
@@ -55,6 +57,19 @@ __all__ = ["TurnDriver"]
 
 Step = Callable[[RunState, str], None]
 
+_NOT_REVISABLE: Final = frozenset(
+    {
+        "registry_integrity",
+        "workspace_required",
+        "task_mismatch",
+        "session_mismatch",
+        "repository_mismatch",
+        "base_commit_mismatch",
+        "epoch_mismatch",
+    }
+)
+"""Lowering reasons about the grants themselves: no revision of the patch can fix them."""
+
 
 class TurnDriver:
     """Drives one run from its first context grant to a terminal state."""
@@ -78,6 +93,8 @@ class TurnDriver:
         self._machine = machine
         self._kernel = kernel
         self._registry = registry
+        self._binding = registry.binding  # the run's own; a registry read back must match it
+        self._registry_path = lattice_dir(root) / "grants" / f"{machine.run_id}.json"
         self._step = step
         self._pages: list[GrantedPage] = []
         self._prompt_pages: list[PromptPage] = []
@@ -189,8 +206,10 @@ class TurnDriver:
 
     def _patch(self, proposal: PatchProposal) -> RunOutcome | tuple[TurnKind, str]:
         try:
-            patch = lower(proposal, self._registry, self._registry.binding, self._root)
+            patch = self._lower(proposal)
         except LoweringError as exc:
+            if exc.reason in _NOT_REVISABLE:  # the grants themselves are in doubt
+                return self._fail(f"{exc.reason}: {exc.message}")
             return self._revise(f"lowering: {exc.reason}", _lowering_feedback(exc))
         self._step(RunState.PATCH_LOWERED, f"{len(patch.changes)} changes: {_paths(patch)}")
         outcome = self._verify(patch, cached_proposal=proposal)
@@ -255,6 +274,16 @@ class TurnDriver:
         unique = tuple(dict.fromkeys(admitted))
         return unique or default_commands(self._task)
 
+    def _lower(self, proposal: PatchProposal) -> PatchIR:
+        # Lowering reads the registry back from disk and checks its digest, so grants changed
+        # behind the run's back are registry_integrity (or a binding mismatch), never honoured.
+        registry = GrantRegistry.load(self._registry_path)
+        try:
+            return lower(proposal, registry, self._binding, self._root)
+        finally:  # lowering withdraws the handles of files that changed: keep that
+            self._registry = registry
+            self._registry.save(self._registry_path, root=self._root)
+
     # -- context -------------------------------------------------------------------------
 
     def _take(self, grant: ContextGrant) -> None:
@@ -287,6 +316,7 @@ class TurnDriver:
                     content=page.content,
                 )
             )
+        self._registry.save(self._registry_path, root=self._root)
         self._machine.record_pages(len(grant.pages))
         self._machine.record_grants(issued)
 
@@ -295,7 +325,7 @@ class TurnDriver:
     def _cache_key(self) -> str:
         return cache.key(
             self._task.id,
-            self._registry.binding.base_commit,
+            self._binding.base_commit,
             self._worker.name,
             tuple(page.page_id for page in self._pages),
         )
@@ -310,7 +340,7 @@ class TurnDriver:
             response = parse_response(raw).response
             if not isinstance(response, PatchProposal):
                 return None
-            return lower(response, self._registry, self._registry.binding, self._root)
+            return self._lower(response)
         except (ProtocolViolation, LoweringError):
             cache.drop(self._root, self._cache_key())  # no longer fits; ask the worker
             return None

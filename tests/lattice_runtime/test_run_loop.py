@@ -190,3 +190,24 @@ def test_a_worker_setting_a_transaction_field_fails_the_run_with_that_reason(
     assert outcome.state is RunState.FAILED
     assert outcome.reason.startswith("provider_transaction_field:")
     assert "PROTOCOL_REPAIR" not in states(outcome.record.transitions)
+
+
+def test_grants_changed_behind_the_runs_back_fail_it_as_registry_integrity(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path)
+    before = (repo / SERVICE).read_bytes()
+
+    def widen_the_grants(state: RunState, reason: str) -> None:
+        if state is RunState.RESPONSE_VALIDATED:
+            (registry,) = (repo / ".lattice" / "grants").iterdir()
+            text = registry.read_text()
+            registry.write_text(text.replace('"operations":[]', '"operations":["replace_file"]'))
+
+    outcome = run_task(
+        repo, RunOptions(goal=PY_GOAL), MockWorker(fixture_script()), observer=widen_the_grants
+    )
+    assert outcome.state is RunState.FAILED
+    assert outcome.reason.startswith("registry_integrity")
+    assert "PATCH_REVISION" not in states(outcome.record.transitions)
+    assert (repo / SERVICE).read_bytes() == before
