@@ -83,9 +83,9 @@ def render(rows: dict[str, dict[str, float]], repeat: int, command: str) -> str:
         lines.append(f"| {fixture} | {cells} | {row['tests once']:.3f} | {ratio:.1f}x |")
     lines += [
         "",
-        "The phases: `index` is repocontext indexing the fresh repository (keyword index, no "
-        "embedder); `grant` ranks files, reads pages and issues handles; `worker` is the mock "
-        "worker plus parsing and lowering; `transaction` makes the detached worktree, "
+        "The phases: `index` is repocontext indexing the fresh repository (keyword index plus "
+        "the packaged static embedder, the default); `grant` ranks files, reads pages and "
+        "issues handles; `worker` is the mock worker plus parsing and lowering; `transaction` makes the detached worktree, "
         "reproduces the user's state and writes the patch (without the commands); `verify` "
         "runs the allowlisted commands in the worktree; `apply` re-checks fingerprints and "
         "`git apply`s the diff. `process` adds the interpreter start, the copy of the fixture, "
