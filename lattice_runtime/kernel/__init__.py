@@ -29,7 +29,7 @@ from lattice_runtime.kernel.relevance import (
     FileRelevance,
     Ranking,
 )
-from lattice_runtime.kernel.repomap import MAP_CHARS, MAP_SYMBOLS
+from lattice_runtime.kernel.repomap import MAP_CHARS, MAP_SYMBOLS, MapEntry, RepoMapView
 from lattice_runtime.kernel.workspace import REPO_ID, Embedder, RepoIndex, index_settings
 
 __all__ = [
@@ -50,10 +50,12 @@ __all__ = [
     "Embedder",
     "FaultRecord",
     "FileRelevance",
+    "MapEntry",
     "PageKind",
     "PageReason",
     "Ranking",
     "RepoIndex",
+    "RepoMapView",
     "index_settings",
     "page_id",
 ]

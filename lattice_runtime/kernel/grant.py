@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from lattice_runtime.compile.task import Budget
 from lattice_runtime.kernel.pages import ContextPage, page_id
+from lattice_runtime.kernel.repomap import MapEntry
 from lattice_runtime.protocol.messages import ContextRequestItem
 
 __all__ = ["ContextGrant", "FaultRecord", "PageLedger"]
@@ -30,6 +31,7 @@ class ContextGrant:
         faults_used: Context faults served so far in the run.
         tokens_used: Tokens of every page granted so far in the run (this grant's included).
         refused: What this grant could not serve, each ``<request>: <why>``.
+        map_entries: The repository map as entries (path and symbols), in map order.
     """
 
     pages: tuple[ContextPage, ...]
@@ -37,6 +39,7 @@ class ContextGrant:
     faults_used: int
     tokens_used: int
     refused: tuple[str, ...] = ()
+    map_entries: tuple[MapEntry, ...] = ()
 
     @property
     def page_tokens(self) -> int:

@@ -26,7 +26,7 @@ from lattice_runtime.kernel.pages import (
     read_context_page,
 )
 from lattice_runtime.kernel.relevance import Ranking, rank_files
-from lattice_runtime.kernel.repomap import render_repo_map
+from lattice_runtime.kernel.repomap import RepoMapView, render_repo_map
 from lattice_runtime.kernel.scope import ScopeFilter
 from lattice_runtime.kernel.selection import initial_requests
 from lattice_runtime.kernel.workspace import Embedder, RepoIndex
@@ -211,6 +211,14 @@ class ContextKernel:
         Raises:
             ContextError: The index cannot be read.
         """
+        return self.map_view().text
+
+    def map_view(self) -> RepoMapView:
+        """The repository map as text and as entries (what :meth:`repo_map` renders).
+
+        Raises:
+            ContextError: The index cannot be read.
+        """
         try:
             return render_repo_map(
                 self.index.workspace,
@@ -274,9 +282,11 @@ class ContextKernel:
         return [(link.path, link.reason) for link in links]
 
     def _grant(self, pages: Sequence[ContextPage], refused: tuple[str, ...]) -> ContextGrant:
+        view = self.map_view()
         return ContextGrant(
             pages=tuple(pages),
-            repo_map=self.repo_map(),
+            repo_map=view.text,
+            map_entries=view.entries,
             faults_used=len(self._faults),
             tokens_used=self._ledger.tokens,
             refused=refused,

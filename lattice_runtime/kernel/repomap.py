@@ -9,18 +9,40 @@ a whole line so the text never exceeds 12,000 characters.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Final
 
 from lattice_runtime.kernel.scope import ScopeFilter
 from repocontext.workspace import Workspace
 
-__all__ = ["MAP_CHARS", "MAP_SYMBOLS", "render_repo_map"]
+__all__ = ["MAP_CHARS", "MAP_SYMBOLS", "MapEntry", "RepoMapView", "render_repo_map"]
 
 MAP_CHARS: Final = 12_000
 MAP_SYMBOLS: Final = 8
 _MAP_TOKENS: Final = 6_000
 """Tokens asked of ``Workspace.repo_map``: more than 12,000 characters' worth, so the cut is
 the character cap's."""
+
+
+@dataclass(frozen=True, slots=True)
+class MapEntry:
+    """One file of the map.
+
+    Attributes:
+        path: Repository-relative path.
+        symbols: Its most important symbols (at most :data:`MAP_SYMBOLS`).
+    """
+
+    path: str
+    symbols: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RepoMapView:
+    """The map as the prompt shows it (``text``) and as structured data (``entries``)."""
+
+    text: str
+    entries: tuple[MapEntry, ...]
 
 
 def render_repo_map(
@@ -30,7 +52,7 @@ def render_repo_map(
     granted: Collection[str],
     scope: ScopeFilter,
     query: str | None = None,
-) -> str:
+) -> RepoMapView:
     """The map of the in-scope files not in ``granted`` (module docstring).
 
     Raises:
@@ -38,6 +60,7 @@ def render_repo_map(
     """
     ranked = workspace.repo_map(repo_id, _MAP_TOKENS, exclude=granted, query=query)
     lines: list[str] = []
+    entries: list[MapEntry] = []
     size = 0
     for entry in ranked.entries:
         if entry.path not in scope:
@@ -48,5 +71,6 @@ def render_repo_map(
         if size + cost > MAP_CHARS:
             break
         lines.append(line)
+        entries.append(MapEntry(entry.path, tuple(symbols)))
         size += cost
-    return "\n".join(lines)
+    return RepoMapView("\n".join(lines), tuple(entries))

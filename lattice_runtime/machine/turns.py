@@ -29,7 +29,7 @@ from lattice_runtime.errors import (
     StaleFileError,
 )
 from lattice_runtime.grants import GrantRegistry, fingerprint, operations_for
-from lattice_runtime.kernel import ContextGrant, ContextKernel
+from lattice_runtime.kernel import ContextGrant, ContextKernel, MapEntry
 from lattice_runtime.machine import cache
 from lattice_runtime.machine.machine import RunMachine
 from lattice_runtime.machine.outcome import MAX_REVISIONS, RunOptions, RunOutcome
@@ -99,6 +99,7 @@ class TurnDriver:
         self._pages: list[GrantedPage] = []
         self._prompt_pages: list[PromptPage] = []
         self._repo_map = ""
+        self._map_entries: tuple[MapEntry, ...] = ()
         self._turns = 0
         self._repairs = 0
         self._revisions = 0
@@ -158,7 +159,15 @@ class TurnDriver:
                 turns_left=self._task.budget.model_turns - self._turns,
             )
         )
-        turn = WorkerTurn(self._turns, kind, prompt, tuple(self._pages), feedback)
+        turn = WorkerTurn(
+            number=self._turns,
+            kind=kind,
+            prompt=prompt,
+            task=self._task,
+            pages=tuple(self._pages),
+            repo_map=self._map_entries,
+            feedback=feedback,
+        )
         raw = self._worker.respond(turn)
         digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
         tokens = count_tokens(prompt)
@@ -202,7 +211,7 @@ class TurnDriver:
         self._take(grant)
         self._step(RunState.CONTEXT_GRANTED, _granted(grant))
         refused = "".join(f"\n- not granted: {why}" for why in grant.refused)
-        return "context", f"Granted {len(grant.pages)} more page(s).{refused}"
+        return "context_fault", f"Granted {len(grant.pages)} more page(s).{refused}"
 
     def _patch(self, proposal: PatchProposal) -> RunOutcome | tuple[TurnKind, str]:
         try:
@@ -288,6 +297,7 @@ class TurnDriver:
 
     def _take(self, grant: ContextGrant) -> None:
         self._repo_map = grant.repo_map
+        self._map_entries = grant.map_entries
         issued = 0
         for page in grant.pages:
             found = fingerprint(self._root, page.path)
@@ -303,7 +313,16 @@ class TurnDriver:
             edit = self._registry.grant(page.path, found, grant_lines, operations)
             issued += 1
             self._pages.append(
-                GrantedPage(page.id, page.path, page.lines, edit.handle, operations, whole)
+                GrantedPage(
+                    page_id=page.id,
+                    path=page.path,
+                    lines=page.lines,
+                    handle=edit.handle,
+                    operations=operations,
+                    whole_file=whole,
+                    symbol=page.symbol,
+                    content=page.content,
+                )
             )
             self._prompt_pages.append(
                 PromptPage(

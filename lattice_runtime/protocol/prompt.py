@@ -17,7 +17,7 @@ from lattice_runtime.protocol.messages import PROTOCOL_VERSION
 
 __all__ = ["PromptInput", "PromptPage", "TurnKind", "protocol_repair_feedback", "render_prompt"]
 
-TurnKind = Literal["initial", "context", "protocol_repair", "patch_revision"]
+TurnKind = Literal["initial", "context_fault", "protocol_repair", "patch_revision"]
 """Why the worker is called: the first turn, after a context fault, to repair a refused
 response, or to revise a patch that failed lowering or verification."""
 
@@ -25,7 +25,7 @@ _FEEDBACK_TURNS: Final = ("protocol_repair", "patch_revision")
 
 _TURN_TEXT: Final[dict[TurnKind, str]] = {
     "initial": "initial: read the pages and answer with a patch or a context request.",
-    "context": "context: the pages you asked for were granted; answer again.",
+    "context_fault": "context fault: the pages you asked for were granted; answer again.",
     "protocol_repair": (
         "protocol_repair: your last response broke the protocol (feedback below); "
         "send it again as one valid JSON object."

@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from lattice_runtime.compile import TaskIR
+from lattice_runtime.kernel import MapEntry
 from lattice_runtime.protocol import TurnKind
 
-__all__ = ["GrantedPage", "TurnKind", "Worker", "WorkerTurn"]
+__all__ = ["GrantedPage", "MapEntry", "TurnKind", "Worker", "WorkerTurn"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +29,8 @@ class GrantedPage:
         handle: The page's edit handle (``E<n>``).
         operations: What the handle may do (empty: read-only).
         whole_file: The page is the whole file.
+        symbol: The symbol the page is about, if any.
+        content: The page's text, exactly as the prompt shows it.
     """
 
     page_id: str
@@ -35,6 +39,8 @@ class GrantedPage:
     handle: str
     operations: tuple[str, ...]
     whole_file: bool
+    symbol: str | None = None
+    content: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,14 +51,18 @@ class WorkerTurn:
         number: 1 for the first turn.
         kind: Why the worker is asked.
         prompt: The rendered prompt (protocol version 5), the whole of what a model sees.
+        task: The compiled task.
         pages: The pages granted so far, with their handles (what the prompt shows).
-        feedback: For repair and revision turns, the concrete reason.
+        repo_map: The repository map of the files no page covers, as entries.
+        feedback: For context-fault, repair and revision turns, what happened.
     """
 
     number: int
     kind: TurnKind
     prompt: str
+    task: TaskIR
     pages: tuple[GrantedPage, ...]
+    repo_map: tuple[MapEntry, ...] = ()
     feedback: str | None = None
 
 

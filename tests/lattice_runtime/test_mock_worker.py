@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lattice_runtime.compile import TaskIR
 from lattice_runtime.errors import WorkerError
 from lattice_runtime.protocol import ContextRequest, PatchProposal, ReplaceText, parse_response
 from lattice_runtime.workers import GrantedPage, MockWorker, WorkerTurn
@@ -27,8 +28,11 @@ PATCH = {
 }
 
 
+TASK = TaskIR(id="task-000000000000", goal="g")
+
+
 def turn(number: int, *pages: GrantedPage) -> WorkerTurn:
-    return WorkerTurn(number=number, kind="initial", prompt="p", pages=pages)
+    return WorkerTurn(number=number, kind="initial", prompt="p", task=TASK, pages=pages)
 
 
 def page(path: str, handle: str, *, whole: bool, operations: tuple[str, ...]) -> GrantedPage:
