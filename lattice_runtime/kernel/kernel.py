@@ -142,6 +142,22 @@ class ContextKernel:
                 granted.append(page)
         return self._grant(granted, ())
 
+    def restore(self, pages: Sequence[ContextPage], faults: Sequence[FaultRecord]) -> None:
+        """Take up a run another process began: its granted pages and served faults.
+
+        The pages count against the budget again and are not granted twice; nothing is read
+        (a page whose file changed since is caught by its handle's fingerprint at lowering).
+
+        Raises:
+            ContextError: The kernel already granted context.
+        """
+        if self._initial_served or self._faults:
+            raise ContextError("a kernel that already granted context cannot restore a run")
+        for page in pages:
+            self._ledger.add(page)
+        self._faults.extend(faults)
+        self._initial_served = True
+
     def fault(self, requests: Sequence[ContextRequestItem]) -> ContextGrant:
         """Serve one ``context_request`` within the remaining budget and record it.
 

@@ -5,7 +5,9 @@ the contract does not allow and persists the run's record after each transition 
 ``.lattice/runs/`` (``docs/lattice-machine.md``).
 """
 
+from lattice_runtime.machine.answers import AnswerCheck, check_answer
 from lattice_runtime.machine.clock import Clock, SystemClock, iso_utc
+from lattice_runtime.machine.engine import RunEngine
 from lattice_runtime.machine.loop import run_task
 from lattice_runtime.machine.machine import RunMachine
 from lattice_runtime.machine.outcome import MAX_REVISIONS, Observer, RunOptions, RunOutcome
@@ -40,10 +42,12 @@ __all__ = [
     "RUN_ID_PATTERN",
     "RUN_RECORD_VERSION",
     "TERMINAL_STATES",
+    "AnswerCheck",
     "Clock",
     "Entropy",
     "Observer",
     "ProtocolDiagnostic",
+    "RunEngine",
     "RunMachine",
     "RunOptions",
     "RunOutcome",
@@ -55,6 +59,7 @@ __all__ = [
     "TurnKind",
     "TurnRecord",
     "VerificationRecord",
+    "check_answer",
     "check_run_id",
     "is_allowed",
     "iso_utc",

@@ -35,7 +35,8 @@ class RunOptions:
         session_id: The session to run in (``None``: the current one, made when missing).
         constraints: Extra constraints for the task IR.
         timeout_seconds: Each verification command's deadline (exit 124 when it passes).
-        use_cache: Reuse a patch that passed before for the same task, commit and context.
+        use_cache: Reuse (and keep) a verified patch for the same task on byte-identical code
+            (opt-in; see :mod:`.cache`).
         embedder: How the context kernel ranks (``static``: hybrid with the packaged static
             embedder; ``off``: keyword only; ``minilm``).
     """
@@ -45,7 +46,7 @@ class RunOptions:
     session_id: str | None = None
     constraints: tuple[str, ...] = ()
     timeout_seconds: float = 300.0
-    use_cache: bool = True
+    use_cache: bool = False
     embedder: Embedder = "static"
 
 

@@ -165,9 +165,10 @@ def test_a_context_request_is_served_and_counted(tmp_path: Path) -> None:
 
 def test_a_rerun_of_a_passed_task_reuses_the_verified_patch(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    first = run_task(repo, RunOptions(goal=PY_GOAL, apply=False), MockWorker(fixture_script()))
+    options = RunOptions(goal=PY_GOAL, apply=False, use_cache=True)
+    first = run_task(repo, options, MockWorker(fixture_script()))
     assert first.passed
-    again = run_task(repo, RunOptions(goal=PY_GOAL, apply=False), MockWorker(["never asked"]))
+    again = run_task(repo, options, MockWorker(["never asked"]))
     assert again.passed, again.reason
     path = states(again.record.transitions)
     assert path[2:4] == ["CONTEXT_GRANTED", "PATCH_LOWERED"]
