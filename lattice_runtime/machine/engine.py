@@ -215,6 +215,7 @@ class RunEngine:
             self._state.awaiting = True
             kind = self._state.pending
             self._step(RunState.WORKER_RUNNING, f"turn {self._state.turns} ({kind})")
+            self._save()
         return self._turn()
 
     def submit(self, raw: str) -> None:
