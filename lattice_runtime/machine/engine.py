@@ -31,10 +31,11 @@ from lattice_runtime.errors import (
     SessionError,
     StaleFileError,
 )
-from lattice_runtime.grants import GrantRegistry, fingerprint, operations_for
+from lattice_runtime.grants import GrantRegistry
 from lattice_runtime.kernel import ContextGrant, ContextKernel
 from lattice_runtime.machine import cache
 from lattice_runtime.machine.engine_state import EngineState, load_state, save_state
+from lattice_runtime.machine.granting import issue_handles, render_turn
 from lattice_runtime.machine.machine import RunMachine
 from lattice_runtime.machine.outcome import MAX_REVISIONS, Observer, RunOptions, RunOutcome
 from lattice_runtime.machine.start import Started, start_run
@@ -53,16 +54,13 @@ from lattice_runtime.protocol import (
     ContextRequest,
     Diagnostics,
     PatchProposal,
-    PromptInput,
-    PromptPage,
     ProtocolViolation,
     TurnKind,
     parse_response,
     protocol_repair_feedback,
-    render_prompt,
 )
 from lattice_runtime.verify import apply_patch, run_transaction
-from lattice_runtime.workers import GrantedPage, WorkerTurn
+from lattice_runtime.workers import WorkerTurn
 from repocontext.tokens import count_tokens
 
 __all__ = ["RunEngine"]
@@ -259,27 +257,7 @@ class RunEngine:
     # -- one answer ----------------------------------------------------------------------
 
     def _turn(self) -> WorkerTurn:
-        kind = self._state.pending or "initial"
-        prompt = render_prompt(
-            PromptInput(
-                task=self._task,
-                turn=kind,
-                pages=tuple(_prompt_page(page) for page in self._state.granted),
-                repo_map=self._state.repo_map,
-                feedback=self._state.feedback,
-                faults_left=self._task.budget.context_faults - len(self._state.faults),
-                turns_left=self._task.budget.model_turns - self._state.turns,
-            )
-        )
-        return WorkerTurn(
-            number=self._state.turns,
-            kind=kind,
-            prompt=prompt,
-            task=self._task,
-            pages=tuple(self._state.granted),
-            repo_map=self._state.map_entries,
-            feedback=self._state.feedback,
-        )
+        return render_turn(self._task, self._state)
 
     def _answer(self, raw: str) -> None:
         kind = self._state.pending or "initial"
@@ -414,40 +392,13 @@ class RunEngine:
             cache.drop(self._root, self._cache_key())
 
     def _take(self, grant: ContextGrant) -> None:
-        registry = (
-            GrantRegistry.load(self._registry_path)
-            if self._registry_path.exists()
-            else GrantRegistry(self._state.binding)
-        )
         self._state.repo_map = grant.repo_map
         self._state.map_entries = grant.map_entries
-        for page in grant.pages:
-            found = fingerprint(self._root, page.path)
-            whole = page.kind == "file"
-            operations = operations_for(
-                self._root,
-                page.path,
-                whole_file=whole,
-                tracked=found.tracked,
-                symlink=(self._root / page.path).is_symlink(),
-            )
-            edit = registry.grant(page.path, found, None if whole else page.lines, operations)
-            self._state.pages.append(page)
-            self._state.granted.append(
-                GrantedPage(
-                    page_id=page.id,
-                    path=page.path,
-                    lines=page.lines,
-                    handle=edit.handle,
-                    operations=operations,
-                    whole_file=whole,
-                    symbol=page.symbol,
-                    content=page.content,
-                )
-            )
-        registry.save(self._registry_path, root=self._root)
+        granted = issue_handles(self._root, self._registry_path, self._state.binding, grant.pages)
+        self._state.pages.extend(grant.pages)
+        self._state.granted.extend(granted)
         self._machine.record_pages(len(grant.pages))
-        self._machine.record_grants(len(grant.pages))
+        self._machine.record_grants(len(granted))
 
     def _cache_key(self) -> str:
         files = self._kernel.index.workspace.files(self._kernel.index.repo_id)
@@ -498,15 +449,3 @@ def _compiled(task: TaskIR) -> str:
     criteria = len(task.acceptance_criteria)
     commands = len(task.allowed_verification_commands)
     return f"risk {task.risk}, {criteria} criteria, {commands} commands"
-
-
-def _prompt_page(page: GrantedPage) -> PromptPage:
-    return PromptPage(
-        page_id=page.page_id,
-        path=page.path,
-        lines=page.lines,
-        symbol=page.symbol,
-        handle=page.handle,
-        operations=page.operations,
-        content=page.content,
-    )
