@@ -77,7 +77,7 @@ def lowering_cases(repo_root: Path, binding: Binding) -> tuple[SafetyCase, ...]:
     operations = operations_for(repo_root, PATH, whole_file=False, tracked=True, symlink=False)
     handle = registry.grant(PATH, fingerprint(repo_root, PATH), GRANTED, operations).handle
     cases: list[SafetyCase] = []
-    for number, (old, new) in enumerate(_unique_replacements(), 1):
+    for number, (old, new) in enumerate(unique_replacements(), 1):
         expected_bytes = "".join(LINES).replace(old, new).encode()
         cases.append(
             outcome_case(
@@ -106,7 +106,7 @@ def lowering_cases(repo_root: Path, binding: Binding) -> tuple[SafetyCase, ...]:
     return tuple(cases)
 
 
-def _unique_replacements() -> tuple[tuple[str, str], ...]:
+def unique_replacements() -> tuple[tuple[str, str], ...]:
     """Whole row lines (odd rows) and a token only that row has (even rows)."""
     pairs: list[tuple[str, str]] = []
     for n, (name, row) in enumerate(zip(NAMES, ROWS, strict=True), 1):

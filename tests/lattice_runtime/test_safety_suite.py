@@ -198,3 +198,21 @@ def test_publishing_a_run_with_a_failed_case_lists_it_exits_1_and_writes_nothing
     assert f"not written: {target}" in captured.err
     assert any(line.split()[:4] == ["risk", "48", "47", "1"] for line in captured.out.splitlines())
     assert not target.exists()
+
+
+def test_the_lowering_table_puts_each_source_where_its_case_says() -> None:
+    from lattice_runtime.evidence._lowering_cases import (
+        ABSENT,
+        AMBIGUOUS,
+        GRANTED,
+        LINES,
+        SLICE,
+        unique_replacements,
+    )
+
+    text = "".join(LINES)
+    granted = "".join(LINES[GRANTED[0] - 1 : GRANTED[1]])
+    assert granted == "".join(SLICE) and len(SLICE) == 26 and len(set(SLICE)) == 25
+    assert all(text.count(old) == 1 and old in granted for old, _ in unique_replacements())
+    assert all(old == "" or granted.count(old) >= 2 for old in AMBIGUOUS)
+    assert all(text.count(old) >= 1 and old not in granted for old in ABSENT)
