@@ -118,10 +118,12 @@ def path_cases(repo_root: Path, binding: Binding) -> tuple[SafetyCase, ...]:
 
 
 def _case(kind: str, number: int, path: str, expected: str) -> tuple[str, str, str, str]:
-    verdict = "is accepted" if expected.startswith("accepted") else "is refused"
-    description = f"create_file {path!r} {verdict} (a plain relative path inside the repository)"
-    if not expected.startswith("accepted"):
-        description = f"create_file {path!r} {verdict}: it is not a plain relative path"
+    if expected.startswith("accepted"):
+        description = (
+            f"create_file {path!r} is accepted: a plain relative path inside the repository"
+        )
+    else:
+        description = f"create_file {path!r} is refused: it is not a plain relative path"
     return f"{_GROUP}.{kind}.{number:02d}", description, expected, path
 
 

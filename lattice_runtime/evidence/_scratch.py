@@ -46,7 +46,13 @@ def scratch_repo(files: Mapping[str, str]) -> Iterator[tuple[Path, Binding]]:
     with tempfile.TemporaryDirectory(prefix="lattice-evidence-") as tmp:
         root = Path(tmp).resolve() / "repo"
         root.mkdir()
+        no_excludes = Path(tmp).resolve() / "no-excludes"
+        no_excludes.write_bytes(b"")
         git(root, "init", "-q")
+        # The runtime's own git calls (check-ignore, ls-files) read the repository's config:
+        # pin what a user's global config could change, so every machine sees the same cases.
+        git(root, "config", "core.excludesFile", str(no_excludes))
+        git(root, "config", "core.autocrlf", "false")
         for path, text in files.items():
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_bytes(text.encode("utf-8"))
