@@ -69,7 +69,9 @@ def test_the_deadline_kills_the_whole_process_group(tmp_path):
         "print('grandchild', grandchild.pid, flush=True)\n"
         "r, w = os.pipe(); os.read(r, 1)\n"
     )
-    result = run(python(code), tmp_path, timeout_seconds=1.0)
+    # 5 s: the child must start Python, spawn the grandchild and print before the deadline,
+    # even on a loaded machine (1 s was not always enough there).
+    result = run(python(code), tmp_path, timeout_seconds=5.0)
     assert result.exit_code == EXIT_TIMEOUT
     pid = int(result.output_tail.split("grandchild", 1)[1].split()[0])
     assert dead_or_zombie(pid)
