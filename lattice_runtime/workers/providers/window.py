@@ -76,7 +76,7 @@ def read_window_usage(
         limit, left = int(limit_text), int(left_text)
         if limit == 0 or left > limit:
             return None
-        shares.append(100.0 * (1.0 - left / limit))
+        shares.append(100.0 * (limit - left) / limit)
     return max(shares)
 
 
