@@ -195,3 +195,18 @@ def test_a_missing_sdk_is_a_worker_error_naming_the_extra(monkeypatch: pytest.Mo
     with pytest.raises(WorkerError, match="anthropic SDK is not installed") as caught:
         worker("http://127.0.0.1:9")
     assert "[providers]" in caught.value.hint
+
+
+def test_a_failed_turn_clears_the_last_usage(tmp_path: Path) -> None:
+    turn = sample_turn(make_repo(tmp_path))
+
+    def answer(_request: Recorded, number: int) -> Reply:
+        return Reply(200, message(CONTEXT_REQUEST)) if number == 1 else Reply(500, ERROR_BODY)
+
+    with fake_provider(answer) as fake:
+        anthropic = worker(fake.root)
+        anthropic.respond(turn)
+        assert anthropic.last_usage is not None
+        with pytest.raises(WorkerError):
+            anthropic.respond(turn)
+    assert anthropic.last_usage is None

@@ -85,7 +85,7 @@ class AnthropicWorker:
 
     @property
     def last_usage(self) -> ProviderUsage | None:
-        """The provider-reported usage of the last answered turn (``None`` before one)."""
+        """The provider-reported usage of the last turn (``None``: none yet, or it failed)."""
         return self._last_usage
 
     @property
@@ -102,6 +102,7 @@ class AnthropicWorker:
         """
         from anthropic import omit
 
+        self._last_usage = None
         parts = split_prompt(turn)
         effort = self._config.effort
         message = self._send(

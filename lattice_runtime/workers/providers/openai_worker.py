@@ -82,7 +82,7 @@ class OpenAIWorker:
 
     @property
     def last_usage(self) -> ProviderUsage | None:
-        """The provider-reported usage of the last answered turn (``None``: not reported)."""
+        """The provider-reported usage of the last turn (``None``: not reported, or it failed)."""
         return self._last_usage
 
     @property
@@ -99,6 +99,7 @@ class OpenAIWorker:
         """
         from openai import omit
 
+        self._last_usage = None
         parts = split_prompt(turn)
         effort = self._config.effort
         completion = self._send(
