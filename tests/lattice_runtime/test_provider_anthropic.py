@@ -94,7 +94,9 @@ def test_a_run_with_the_anthropic_worker_passes_and_caches_a_byte_identical_pref
     assert "## Rules" not in user and "## Pages" in user and PY_GOAL in user
     assert second.body["messages"][0]["content"] != user  # the dynamic part moves on
     assert first.body["model"] == MODEL and first.body["max_tokens"] == 2048
-    assert first.body["tools"][0]["input_schema"] == RESPONSE_SCHEMA
+    [tool] = first.body["tools"]
+    assert tool["name"] == "lattice_response" and tool["strict"] is True
+    assert tool["input_schema"] == RESPONSE_SCHEMA
     assert first.body["tool_choice"] == {"type": "tool", "name": "lattice_response"}
     assert anthropic.last_usage == ProviderUsage(1500, 1200, 90, 40, None, 0)
 

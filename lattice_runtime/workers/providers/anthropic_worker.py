@@ -5,9 +5,9 @@ One request per turn, no conversation history (the prompt holds the whole turn):
 - ``system``: the stable protocol prefix (:mod:`.prefix`) as one text block marked
   ``cache_control: {"type": "ephemeral"}``, so the tool definition and the prefix are cached;
 - ``messages``: one user message, the turn's dynamic part;
-- structured output: one tool, ``lattice_response``, whose input schema is the response union
-  (:mod:`.schema`), forced with ``tool_choice``; its input is unwrapped and parsed by the
-  runtime like any answer (a text answer is passed on as text).
+- structured output: one ``strict`` tool, ``lattice_response``, whose input schema is the
+  response union (:mod:`.schema`), forced with ``tool_choice``; its input is unwrapped and
+  parsed by the runtime like any answer (a text answer is passed on as text).
 
 The SDK is imported only here, when a worker is made.
 """
@@ -189,6 +189,7 @@ def _tool() -> ToolParam:
             "name": RESPONSE_SCHEMA_NAME,
             "description": _TOOL_DESCRIPTION,
             "input_schema": RESPONSE_SCHEMA,
+            "strict": True,
         },
     )
 

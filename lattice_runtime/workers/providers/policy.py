@@ -40,6 +40,9 @@ PROVIDERS: Final[tuple[str, ...]] = get_args(Provider)
 Effort = Literal["low", "medium", "high"]
 EFFORTS: Final[tuple[str, ...]] = get_args(Effort)
 
+_PROVIDER_NAMES: Final[dict[str, Provider]] = {"anthropic": "anthropic", "openai": "openai"}
+_EFFORT_NAMES: Final[dict[str, Effort]] = {"low": "low", "medium": "medium", "high": "high"}
+
 MODEL_TABLE: Final[dict[Provider, dict[Risk, tuple[str, Effort]]]] = {
     "anthropic": {
         "low": ("claude-haiku-4-5", "low"),
@@ -95,10 +98,12 @@ def check_provider(provider: str) -> Provider:
     Raises:
         ConfigError: Another name.
     """
-    for known in get_args(Provider):
-        if provider == known:
-            return known  # type: ignore[no-any-return]
-    raise ConfigError(f"unknown provider {provider!r}", hint=f"Use one of: {', '.join(PROVIDERS)}.")
+    known = _PROVIDER_NAMES.get(provider)
+    if known is None:
+        raise ConfigError(
+            f"unknown provider {provider!r}", hint=f"Use one of: {', '.join(PROVIDERS)}."
+        )
+    return known
 
 
 def check_effort(effort: str) -> Effort:
@@ -113,10 +118,10 @@ def check_effort(effort: str) -> Effort:
     Raises:
         ConfigError: Another value.
     """
-    for known in get_args(Effort):
-        if effort == known:
-            return known  # type: ignore[no-any-return]
-    raise ConfigError(f"unknown effort {effort!r}", hint=f"Use one of: {', '.join(EFFORTS)}.")
+    known = _EFFORT_NAMES.get(effort)
+    if known is None:
+        raise ConfigError(f"unknown effort {effort!r}", hint=f"Use one of: {', '.join(EFFORTS)}.")
+    return known
 
 
 def choose_model(
