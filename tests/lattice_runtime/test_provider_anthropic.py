@@ -212,3 +212,20 @@ def test_a_failed_turn_clears_the_last_usage(tmp_path: Path) -> None:
         with pytest.raises(WorkerError):
             anthropic.respond(turn)
     assert anthropic.last_usage is None
+
+
+def test_a_text_answer_instead_of_the_tool_goes_to_the_parser_as_text(tmp_path: Path) -> None:
+    turn = sample_turn(make_repo(tmp_path))
+    body = {**message(None), "content": [{"type": "text", "text": "Sure! Here is a patch"}]}
+    with fake_provider(lambda _r, _n: Reply(200, body)) as fake:
+        assert worker(fake.root).respond(turn) == "Sure! Here is a patch"
+
+
+def test_a_bad_request_status_points_at_the_model_and_limits(tmp_path: Path) -> None:
+    turn = sample_turn(make_repo(tmp_path))
+    with (
+        fake_provider(lambda _r, _n: Reply(400, ERROR_BODY)) as fake,
+        pytest.raises(WorkerError, match="HTTP 400") as caught,
+    ):
+        worker(fake.root).respond(turn)
+    assert "model name" in caught.value.hint

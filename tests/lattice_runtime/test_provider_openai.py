@@ -177,3 +177,11 @@ def test_a_missing_sdk_is_a_worker_error_naming_the_extra(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "openai", None)
     with pytest.raises(WorkerError, match="openai SDK is not installed"):
         worker("http://127.0.0.1:9")
+
+
+def test_an_unreachable_server_is_a_worker_error(tmp_path: Path) -> None:
+    turn = sample_turn(make_repo(tmp_path))
+    with fake_provider(agent_reply) as fake:
+        root = fake.root
+    with pytest.raises(WorkerError, match="cannot reach openai"):
+        worker(root).respond(turn)
