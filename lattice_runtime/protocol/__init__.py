@@ -16,6 +16,7 @@ from lattice_runtime.protocol.diagnostics import (
     is_repairable,
 )
 from lattice_runtime.protocol.encode import encode_response, response_to_wire
+from lattice_runtime.protocol.json_schema import response_schema
 from lattice_runtime.protocol.messages import (
     PROTOCOL_VERSION,
     Change,
@@ -70,5 +71,6 @@ __all__ = [
     "parse_response",
     "protocol_repair_feedback",
     "render_prompt",
+    "response_schema",
     "response_to_wire",
 ]
