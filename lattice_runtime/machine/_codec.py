@@ -20,6 +20,7 @@ from lattice_runtime.machine.telemetry import (
     TurnRecord,
     VerificationRecord,
 )
+from lattice_runtime.workers.providers.usage import ProviderUsage
 
 _T = TypeVar("_T")
 _TURN_KINDS = frozenset(get_args(TurnKind))
@@ -51,6 +52,7 @@ def record_to_wire(record: RunRecord) -> dict[str, object]:
                     "promptTokens": t.prompt_tokens,
                     "responseSha256": t.response_sha256,
                     "outcome": t.outcome,
+                    "usage": None if t.usage is None else t.usage.to_wire(),
                 }
                 for t in telemetry.turns
             ],
@@ -140,6 +142,24 @@ def _turn(item: object) -> TurnRecord:
         prompt_tokens=_int(obj, "promptTokens"),
         response_sha256=_str(obj, "responseSha256"),
         outcome=_str(obj, "outcome"),
+        usage=_usage(obj.get("usage")),
+    )
+
+
+def _usage(item: object) -> ProviderUsage | None:
+    if item is None:
+        return None
+    obj = _mapping(item, "turns[].usage")
+    cost = obj.get("costUsd")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+        raise RecordFormatError("costUsd must be a number or null")
+    return ProviderUsage(
+        input_tokens=_int(obj, "inputTokens"),
+        cached_input_tokens=_int(obj, "cachedInputTokens"),
+        output_tokens=_int(obj, "outputTokens"),
+        reasoning_tokens=_int(obj, "reasoningTokens"),
+        cost_usd=None if cost is None else float(cost),
+        cache_write_tokens=_int(obj, "cacheWriteTokens"),
     )
 
 

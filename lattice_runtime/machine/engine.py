@@ -61,6 +61,7 @@ from lattice_runtime.protocol import (
 )
 from lattice_runtime.verify import apply_patch, run_transaction
 from lattice_runtime.workers import WorkerTurn
+from lattice_runtime.workers.providers.usage import ProviderUsage
 from repocontext.tokens import count_tokens
 
 __all__ = ["RunEngine"]
@@ -92,6 +93,7 @@ class RunEngine:
         self._kernel = kernel
         self._state = state
         self._registry_path = lattice_dir(self._root) / "grants" / f"{state.run_id}.json"
+        self._usage: ProviderUsage | None = None
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -216,8 +218,10 @@ class RunEngine:
             self._save()
         return self._turn()
 
-    def submit(self, raw: str) -> None:
+    def submit(self, raw: str, usage: ProviderUsage | None = None) -> None:
         """Take the worker's raw answer to the awaited turn and carry the run on.
+
+        ``usage`` is what a provider reported for the turn (kept in the run's telemetry).
 
         Raises:
             SessionError: No turn awaits an answer.
@@ -228,6 +232,7 @@ class RunEngine:
                 hint="Ask for the next turn first.",
             )
         self._state.awaiting = False
+        self._usage = usage
         self._guarded(self._answer, raw)
 
     def fail(self, reason: str) -> None:
@@ -291,7 +296,7 @@ class RunEngine:
         self, diagnostics: Diagnostics, kind: TurnKind, tokens: int, digest: str, outcome: str
     ) -> None:
         turn = self._state.turns
-        self._machine.record_turn(TurnRecord(turn, kind, tokens, digest, outcome))
+        self._machine.record_turn(TurnRecord(turn, kind, tokens, digest, outcome, self._usage))
         self._machine.record_diagnostic(
             ProtocolDiagnostic(
                 turn=turn,

@@ -15,6 +15,7 @@ from lattice_runtime.errors import LatticeError
 from lattice_runtime.machine.engine import RunEngine
 from lattice_runtime.machine.outcome import Observer, RunOptions, RunOutcome
 from lattice_runtime.workers import Worker
+from lattice_runtime.workers.providers.usage import ProviderUsage
 
 __all__ = ["run_task"]
 
@@ -42,7 +43,8 @@ def run_task(
                 except LatticeError as exc:  # the worker cannot answer: no revision helps
                     engine.fail(f"{exc.code}: {exc.message}")
                     break
-                engine.submit(raw)
+                usage = getattr(worker, "last_usage", None)  # provider workers report it
+                engine.submit(raw, usage if isinstance(usage, ProviderUsage) else None)
         except KeyboardInterrupt:
             engine.cancel("interrupted")
             raise

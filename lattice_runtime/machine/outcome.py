@@ -14,6 +14,7 @@ from lattice_runtime.compile import TaskIR
 from lattice_runtime.kernel import Embedder
 from lattice_runtime.machine.record import RunRecord
 from lattice_runtime.machine.states import RunState
+from lattice_runtime.machine.telemetry import TurnRecord
 from lattice_runtime.verify import CommandResult
 
 __all__ = ["Observer", "RunOptions", "RunOutcome"]
@@ -119,5 +120,22 @@ class RunOutcome:
                 "contextFaults": telemetry.context_faults,
                 "pagesGranted": telemetry.pages_granted,
                 "grantsIssued": telemetry.grants_issued,
+                "usage": _usage_totals(telemetry.turns),
             },
         }
+
+
+def _usage_totals(turns: tuple[TurnRecord, ...]) -> dict[str, int | float | None] | None:
+    # Provider-reported usage summed over the run's turns (None when no turn reported any).
+    reported = [turn.usage for turn in turns if turn.usage is not None]
+    if not reported:
+        return None
+    costs = [usage.cost_usd for usage in reported]
+    return {
+        "inputTokens": sum(usage.input_tokens for usage in reported),
+        "cachedInputTokens": sum(usage.cached_input_tokens for usage in reported),
+        "cacheWriteTokens": sum(usage.cache_write_tokens for usage in reported),
+        "outputTokens": sum(usage.output_tokens for usage in reported),
+        "reasoningTokens": sum(usage.reasoning_tokens for usage in reported),
+        "costUsd": None if None in costs else sum(cost or 0.0 for cost in costs),
+    }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from lattice_runtime.protocol import TurnKind
+from lattice_runtime.workers.providers.usage import ProviderUsage
 
 __all__ = [
     "ProtocolDiagnostic",
@@ -31,6 +32,7 @@ class TurnRecord:
         response_sha256: SHA-256 (hex) of the raw response text.
         outcome: What the response became, one word (``context_request``, ``patch``,
             ``protocol_error``, ...).
+        usage: What the provider reported for the turn (provider workers only).
     """
 
     turn: int
@@ -38,6 +40,7 @@ class TurnRecord:
     prompt_tokens: int
     response_sha256: str
     outcome: str
+    usage: ProviderUsage | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lattice_runtime.errors import WorkerError
-from lattice_runtime.machine import RunOptions, RunState, run_task
+from lattice_runtime.machine import RunOptions, RunState, load_run, run_task
 from lattice_runtime.protocol import ContextRequest, parse_response
 from lattice_runtime.workers.providers import (
     RESPONSE_SCHEMA,
@@ -82,6 +82,11 @@ def test_a_run_with_the_anthropic_worker_passes_and_caches_a_byte_identical_pref
         outcome = run_task(repo, RunOptions(goal=PY_GOAL), anthropic)
     assert outcome.state is RunState.PASSED, outcome.reason
     assert pytest_exit(repo) == 0
+    usages = [turn.usage for turn in load_run(repo, outcome.record.run_id).telemetry.turns]
+    assert all(isinstance(usage, ProviderUsage) for usage in usages) and len(usages) == 2
+    assert outcome.to_wire()["telemetry"]["usage"]["inputTokens"] == sum(  # type: ignore[index]
+        usage.input_tokens for usage in usages if usage is not None
+    )
     first, second = fake.requests
     assert first.path == second.path == "/v1/messages"
     key = first.headers.get("x-api-key") or first.headers["authorization"].removeprefix("Bearer ")
