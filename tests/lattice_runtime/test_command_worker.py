@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from lattice_runtime.cli import app
 from lattice_runtime.compile import compile_task
 from lattice_runtime.errors import WorkerError
 from lattice_runtime.machine import RunOptions, RunState, run_task
@@ -247,3 +250,27 @@ def test_a_revision_turn_carries_its_feedback_and_pages_carry_symbols_when_known
     }
     assert request["prompt"] == "the prompt"
     assert json.loads(json.dumps(request)) == request
+
+
+def test_lattice_run_drives_an_agent_command_and_passes_only_allowlisted_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path)
+    monkeypatch.setenv("AGENT_MODEL", "m1")
+    monkeypatch.setenv("FAKE_API_KEY", "sk-secret")
+    guard = "import os\nassert os.environ['AGENT_MODEL'] == 'm1'\n"
+    guard += "assert 'FAKE_API_KEY' not in os.environ\n"
+    argv = agent(tmp_path, "cli-agent", guard + HONEST, str(TASK_FILE))
+    args = ["run", PY_GOAL, "--worker", "command", "--worker-command", shlex.join(argv)]
+    args += ["--worker-env", "AGENT_MODEL", "--turn-timeout", "60", "--repo", str(repo), "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout)["state"] == "PASSED"
+    assert pytest_exit(repo) == 0
+
+
+def test_lattice_run_with_the_command_worker_and_no_command_is_an_error(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    result = CliRunner().invoke(app, ["run", PY_GOAL, "--worker", "command", "--repo", str(repo)])
+    assert result.exit_code == 2
+    assert "--worker-command" in result.stderr
