@@ -40,7 +40,7 @@ from pathlib import Path
 from _docs import write_section
 from _stats import paired_interval
 
-from lattice_runtime.workers import DEFAULT_ENV_ALLOWLIST, worker_environment
+from lattice_runtime.workers import DEFAULT_ENV_ALLOWLIST
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
@@ -132,7 +132,9 @@ def absolute_argv(text: str) -> str:
 
 
 def agent_env(names: list[str]) -> dict[str, str]:
-    return worker_environment(os.environ, DEFAULT_ENV_ALLOWLIST | set(names), 1)
+    """What the direct arm's agent sees: the command worker's allowlist, no turn markers."""
+    allowed = DEFAULT_ENV_ALLOWLIST | set(names)
+    return {name: value for name, value in os.environ.items() if name in allowed}
 
 
 def run_with(agent: str, task: Task, copy: Path, args: argparse.Namespace) -> Arm:
@@ -150,7 +152,7 @@ def run_with(agent: str, task: Task, copy: Path, args: argparse.Namespace) -> Ar
         note = f"{report['state'].lower()}: {report['reason']}"
     except (ValueError, KeyError):
         note = f"lattice exit {done.returncode}: {done.stderr.strip()[-200:]}"
-    return Arm(False, seconds, note)
+    return Arm(done.returncode == 0, seconds, note)
 
 
 def run_without(agent: str, task: Task, copy: Path, args: argparse.Namespace) -> Arm:
@@ -168,14 +170,17 @@ def run_without(agent: str, task: Task, copy: Path, args: argparse.Namespace) ->
             env=env,
             timeout=args.turn_timeout * args.turns,
         )
-        note = f"agent exit {done.returncode}"
     except subprocess.TimeoutExpired:
-        note = "agent timed out"
-    return Arm(False, time.perf_counter() - start, note)
+        return Arm(False, time.perf_counter() - start, "agent timed out")
+    return Arm(done.returncode == 0, time.perf_counter() - start, f"agent exit {done.returncode}")
 
 
 def check(task: Task, base: Path, copy: Path, arm: Arm) -> Arm:
-    """Restore the task's protected paths from the snapshot, then run its check."""
+    """Restore the task's protected paths from the snapshot, then run its check.
+
+    An arm passes when its own run completed (``lattice run`` exit 0, the direct agent exit 0)
+    and the check passes.
+    """
     for relative in task.restore:
         target = copy / relative
         if target.is_dir():
@@ -188,7 +193,7 @@ def check(task: Task, base: Path, copy: Path, arm: Arm) -> Arm:
         elif source.exists():
             shutil.copy2(source, target)
     done = subprocess.run(task.check, cwd=copy, capture_output=True, check=False)
-    return Arm(done.returncode == 0, arm.seconds, arm.note)
+    return Arm(arm.passed and done.returncode == 0, arm.seconds, arm.note)
 
 
 def run_pair(task: Task, args: argparse.Namespace, rng: random.Random) -> dict[str, Arm]:

@@ -7,8 +7,9 @@ bounded stdout and an environment built from an allowlist of names (:func:`worke
 so the user's secrets never reach it unless the user names them.
 
 The program runs with the repository as its working directory: it may read the repository,
-but it has no write authority. Anything it writes to the working tree is not a patch; the
-run's grant fingerprints see the change and refuse the patch as stale.
+but it has no write authority. Anything it writes to the working tree is not a patch: the
+worker takes a digest of the tree (``git status`` plus the bytes of every changed path)
+before and after each turn and fails the turn when they differ.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Final
 from lattice_runtime.errors import WorkerError
 from lattice_runtime.protocol import PROTOCOL_VERSION
 from lattice_runtime.workers._exchange import exchange
+from lattice_runtime.workers._tree import tree_state
 from lattice_runtime.workers.turn import GrantedPage, WorkerTurn
 
 __all__ = [
@@ -139,10 +141,11 @@ class CommandWorker:
 
         Raises:
             WorkerError: The program cannot start, passed the turn deadline, wrote too much,
-                exited non-zero, or wrote bytes that are not UTF-8.
+                changed the working tree, exited non-zero, or wrote bytes that are not UTF-8.
         """
         request = json.dumps(turn_request(turn), ensure_ascii=False).encode("utf-8")
         base = os.environ if self._base_env is None else self._base_env
+        before = tree_state(self._cwd)
         done = exchange(
             self._argv,
             cwd=self._cwd,
@@ -151,6 +154,13 @@ class CommandWorker:
             timeout_seconds=self._timeout,
             max_output_bytes=self._max_output,
         )
+        if before is not None and tree_state(self._cwd) != before:
+            raise WorkerError(
+                f"the working tree changed while the agent program ran (turn {turn.number}); "
+                "a worker proposes and never writes",
+                hint="Check the tree with git status: the change is the agent's, or someone "
+                "edited files during the turn. Nothing of the run was applied.",
+            )
         if done.exit_code != 0:
             tail = f"; stderr: {done.stderr_tail[-600:]}" if done.stderr_tail else ""
             raise WorkerError(

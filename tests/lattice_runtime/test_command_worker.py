@@ -27,6 +27,7 @@ from lattice_runtime.workers import (
 from tests.lattice_runtime.fixture_repos import FIXTURES, PY_GOAL, SERVICE, make_repo, pytest_exit
 
 TASK_FILE = FIXTURES / "reset-token-py" / "task.json"
+EXAMPLE_AGENT = FIXTURES.parent / "bench" / "agents" / "fixture_agent.py"
 
 # An honest agent: answers the fixture's scripted patch, resolving "@path:" to the handle the
 # runtime granted for that file, or asks for the file when no page covers it yet.
@@ -191,7 +192,7 @@ def test_an_empty_or_unbalanced_command_line_is_refused(tmp_path: Path) -> None:
     assert split.argv == ("my-agent", "--model", "a b")
 
 
-def test_an_agent_that_writes_the_repository_during_its_turn_gets_no_patch_applied(
+def test_an_agent_that_writes_the_repository_during_its_turn_fails_and_nothing_is_applied(
     tmp_path: Path,
 ) -> None:
     repo = make_repo(tmp_path)
@@ -199,7 +200,8 @@ def test_an_agent_that_writes_the_repository_during_its_turn_gets_no_patch_appli
     writes = worker(agent(tmp_path, "writes", source, str(TASK_FILE)), repo)
     outcome = run_task(repo, RunOptions(goal=PY_GOAL), writes)
     assert outcome.state is RunState.FAILED, outcome.reason
-    assert "invalidated_handle" in outcome.reason
+    assert "lattice.worker" in outcome.reason
+    assert "working tree changed" in outcome.reason
     assert not outcome.applied
     text = (repo / SERVICE).read_text()
     assert text.endswith("# written by the agent\n")
@@ -208,6 +210,17 @@ def test_an_agent_that_writes_the_repository_during_its_turn_gets_no_patch_appli
         ["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True, check=True
     )
     assert status.stdout.split() == ["M", SERVICE]
+
+
+def test_a_write_to_a_file_no_page_covers_is_caught_too(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo / "notes.txt").write_text("the user's own uncommitted note\n")
+    sneaky = "import pathlib\npathlib.Path('notes.txt').write_text('changed by the agent\\n')\n"
+    argv = agent(tmp_path, "sneaky", sneaky + HONEST, str(TASK_FILE))
+    with pytest.raises(WorkerError, match="working tree changed"):
+        worker(argv, repo).respond(a_turn(repo))
+    honest = worker(agent(tmp_path, "honest", HONEST, str(TASK_FILE)), repo)
+    assert json.loads(honest.respond(a_turn(repo)))["kind"] == "context_request"
 
 
 def test_a_revision_turn_carries_its_feedback_and_pages_carry_symbols_when_known(
@@ -274,3 +287,13 @@ def test_lattice_run_with_the_command_worker_and_no_command_is_an_error(tmp_path
     result = CliRunner().invoke(app, ["run", PY_GOAL, "--worker", "command", "--repo", str(repo)])
     assert result.exit_code == 2
     assert "--worker-command" in result.stderr
+
+
+def test_a_patch_revision_turn_reaches_the_program_and_lets_it_recover(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    sloppy = [sys.executable, str(EXAMPLE_AGENT), "--sloppy"]
+    outcome = run_task(repo, RunOptions(goal=PY_GOAL), worker(sloppy, repo))
+    assert outcome.state is RunState.PASSED, outcome.reason
+    kinds = [t.reason for t in outcome.record.transitions if t.to_state.value == "WORKER_RUNNING"]
+    assert kinds == ["turn 1 (initial)", "turn 2 (patch_revision)"]
+    assert pytest_exit(repo) == 0
