@@ -27,14 +27,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from _docs import write_section
@@ -50,6 +53,7 @@ DEFAULT_CHECKS = {
     "reset-token-py": (PYTEST, ["tests"]),
     "reset-token-js": (["node", "--test"], ["test"]),
 }
+MIN_TASKS = 30
 IDENTITY = ["-c", "user.name=paired", "-c", "user.email=paired@localhost"]
 
 
@@ -227,14 +231,32 @@ def outcome_table(rows: list[dict[str, Arm]]) -> dict[str, int]:
 
 
 def render(tasks: list[Task], rows: list[dict[str, Arm]], args: argparse.Namespace) -> str:
-    title = f"## Paired evaluation: {args.label}"
+    title = f"## Paired evaluation (`bench/paired.py`): {args.label}"
     lines = [
         title,
         "",
-        f"Command: `{command_line(args)}`. Agents: with `{args.agent_with}`, without "
-        f"`{args.agent_without}`; seed {args.seed}; {len(tasks)} tasks, each arm on a fresh "
-        "clone of the same snapshot, in random order; the task's check decides both arms.",
+        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.system()} "
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
+        f"Command: `{command_line(args)}`. Seed {args.seed}; {len(tasks)} tasks; each arm on a "
+        "fresh clone of the same snapshot, arms in random order; an arm passes when its run "
+        "completed and the task's check passed. Seconds are wall time of the arm (with "
+        "Lattice: the whole `lattice run`, indexing and verification included; without: the "
+        "agent process), not the check.",
         "",
+    ]
+    if "bench/agents/" in args.agent_with + args.agent_without:
+        lines += [
+            "The agents here are the scripted examples of `bench/agents/`, not models: these "
+            "figures show that the harness works end to end, not how good any agent is.",
+            "",
+        ]
+    if "--sloppy" in args.agent_with + args.agent_without:
+        lines += [
+            "The `--sloppy` variant's first patch is wrong on purpose and only Lattice's "
+            "revision turn gives it a second try, so its result is built in by construction.",
+            "",
+        ]
+    lines += [
         "| task | with Lattice | s | without | s | notes (with; without) |",
         "|---|---|---:|---|---:|---|",
     ]
@@ -255,15 +277,22 @@ def interval_lines(rows: list[dict[str, Arm]]) -> list[str]:
     passed_with = [float(row["with"].passed) for row in rows]
     passed_without = [float(row["without"].passed) for row in rows]
     rate = paired_interval(passed_with, passed_without)
-    seconds = paired_interval(
-        [row["with"].seconds for row in rows], [row["without"].seconds for row in rows]
+    with_s = [row["with"].seconds for row in rows]
+    without_s = [row["without"].seconds for row in rows]
+    seconds = paired_interval(with_s, without_s)
+    median = statistics.median(a - b for a, b in zip(with_s, without_s, strict=True))
+    small = (
+        [f"With {len(rows)} tasks these intervals are not evidence; see docs/evaluation.md."]
+        if len(rows) < MIN_TASKS
+        else []
     )
     return [
+        *small,
         f"Pass rate, with minus without: {rate[0]:+.2f} (95% paired bootstrap "
         f"[{rate[1]:+.2f}, {rate[2]:+.2f}], {len(rows)} tasks).",
-        f"Wall seconds, with minus without: {seconds[0]:+.2f} "
-        f"([{seconds[1]:+.2f}, {seconds[2]:+.2f}]). Tokens: not measured here; "
-        "count only provider-reported usage (docs/evaluation.md).",
+        f"Wall seconds, with minus without: mean {seconds[0]:+.2f} "
+        f"([{seconds[1]:+.2f}, {seconds[2]:+.2f}]), median {median:+.2f}. Tokens: not "
+        "measured by the harness; count only provider-reported usage (docs/evaluation.md).",
     ]
 
 
