@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import shlex
 import subprocess
 import sys
@@ -297,3 +299,32 @@ def test_a_patch_revision_turn_reaches_the_program_and_lets_it_recover(tmp_path:
     kinds = [t.reason for t in outcome.record.transitions if t.to_state.value == "WORKER_RUNNING"]
     assert kinds == ["turn 1 (initial)", "turn 2 (patch_revision)"]
     assert pytest_exit(repo) == 0
+
+
+def test_a_large_turn_to_an_agent_that_never_reads_stdin_does_not_block(tmp_path: Path) -> None:
+    answers = worker(agent(tmp_path, "ignores", "print('{}')\n"), tmp_path)
+    assert answers.respond(a_turn(tmp_path, prompt="x" * 2_000_000)).strip() == "{}"
+
+
+def test_a_process_the_agent_leaves_behind_is_killed_with_its_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    source = (
+        "import subprocess, sys\nsys.stdin.read()\n"
+        "child = subprocess.Popen(['sleep', '3600'], stdout=subprocess.DEVNULL,"
+        " stderr=subprocess.DEVNULL)\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\nprint('{{}}')\n"
+    )
+    assert worker(agent(tmp_path, "leaves", source), tmp_path).respond(a_turn(tmp_path))
+    assert exits_within(int(pid_file.read_text()), seconds=10)
+
+
+def exits_within(pid: int, *, seconds: float) -> bool:
+    """Wait (bounded, on the process's pidfd, no polling sleep) until ``pid`` has exited."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([handle], [], [], seconds)[0])
+    finally:
+        os.close(handle)
