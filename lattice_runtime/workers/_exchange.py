@@ -89,6 +89,8 @@ class _Pipes:
     def _write(self, stream: IO[bytes]) -> None:
         try:
             written = os.write(stream.fileno(), self.pending[:_CHUNK])
+        except BlockingIOError:  # the pipe filled up after the selector looked
+            written = 0
         except BrokenPipeError:  # the child stopped reading: its answer decides
             written = len(self.pending)
         self.pending = self.pending[written:]
