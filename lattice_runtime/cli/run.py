@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -18,7 +19,7 @@ from lattice_runtime.cli.app import (
 )
 from lattice_runtime.errors import WorkerError
 from lattice_runtime.machine import Observer, RunOptions, RunOutcome, RunState, run_task
-from lattice_runtime.workers import MockWorker, Worker
+from lattice_runtime.workers import DEFAULT_ENV_ALLOWLIST, CommandWorker, MockWorker, Worker
 
 __all__ = ["print_outcome", "progress_printer", "run"]
 
@@ -36,14 +37,33 @@ def progress_printer() -> Observer:
     return observe
 
 
-def build_worker(worker: str, script: Path | None) -> Worker:
+def build_worker(
+    worker: str,
+    script: Path | None,
+    *,
+    command: CommandOptions | None = None,
+    repo: Path = Path(),
+) -> Worker:
     """The worker named on the command line.
 
     Raises:
-        WorkerError: The worker is unknown, or the mock has no script.
+        WorkerError: The worker is unknown, the mock has no script, or the command worker
+            has no command.
     """
+    if worker == "command":
+        if command is None or not command.line:
+            raise WorkerError(
+                "the command worker runs an agent program and none was given",
+                hint='Pass --worker-command "<program> <args>" (see docs/cli.md).',
+            )
+        return CommandWorker.from_command_line(
+            command.line,
+            cwd=repo.resolve(),
+            turn_timeout_seconds=command.turn_timeout_seconds,
+            env_allowlist=DEFAULT_ENV_ALLOWLIST | set(command.env_names),
+        )
     if worker != "mock":
-        raise WorkerError(f"unknown worker {worker!r}", hint="This version has: mock.")
+        raise WorkerError(f"unknown worker {worker!r}", hint="This version has: mock, command.")
     if script is None:
         raise WorkerError(
             "the mock worker replays a script and none was given",
@@ -52,13 +72,32 @@ def build_worker(worker: str, script: Path | None) -> Worker:
     return MockWorker.from_task_file(script)
 
 
+@dataclass(frozen=True, slots=True)
+class CommandOptions:
+    """The command worker's flags: the agent's command line, extra variables, turn deadline."""
+
+    line: str | None
+    env_names: tuple[str, ...] = ()
+    turn_timeout_seconds: float = 600
+
+
 @app.command("run")
 def run(
     task: Annotated[str, typer.Argument(help="The goal, in words.")],
-    worker: Annotated[str, typer.Option(help="Who proposes the patch: mock.")] = "mock",
+    worker: Annotated[str, typer.Option(help="Who proposes the patch: mock, command.")] = "mock",
     script: Annotated[
         Path | None, typer.Option(help="The mock worker's script (a fixture's task.json).")
     ] = None,
+    worker_command: Annotated[
+        str | None, typer.Option(help="The command worker's agent program and arguments.")
+    ] = None,
+    worker_env: Annotated[
+        list[str] | None,
+        typer.Option(help="An extra variable the agent program may see (repeatable)."),
+    ] = None,
+    turn_timeout: Annotated[
+        float, typer.Option(help="Each command-worker turn's deadline in seconds.")
+    ] = 600,
     repo: RepoOption = Path(),
     no_apply: Annotated[
         bool, typer.Option("--no-apply", help="Stop after verification; print the diff.")
@@ -77,7 +116,8 @@ def run(
     """Run TASK: grant context, take worker turns, verify in a worktree, apply if it passes."""
     with fail_cleanly():
         settings = build_settings(command_timeout_seconds=timeout, embedder=embedder)
-        chosen = build_worker(worker, script)
+        command = CommandOptions(worker_command, tuple(worker_env or ()), turn_timeout)
+        chosen = build_worker(worker, script, command=command, repo=repo)
         options = RunOptions(
             goal=task,
             apply=not no_apply,
