@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from lattice_runtime._files import atomic_write, lattice_dir
+from lattice_runtime._files import LATTICE_DIR, atomic_write, lattice_dir
 from lattice_runtime.errors import (
     ProtocolError,
     SessionError,
@@ -169,21 +169,17 @@ class LatticeTasks:
         with RunEngine.resume(self.root, run_id) as engine:
             yield engine
 
-    def _pointer(self, task_id: str) -> Path:
-        if not TASK_ID_PATTERN.fullmatch(task_id):
-            raise TaskInvalidError(
-                f"{task_id[:80]!r} is not a task id (task- and 12 hex digits)", hint=_BEGIN_FIRST
-            )
-        return lattice_dir(self.root) / POINTER_DIR / f"{task_id}.json"
-
     def _point(self, task_id: str, run_id: str) -> None:
         data = json.dumps({"taskId": task_id, "runId": run_id}, sort_keys=True)
-        atomic_write(self._pointer(task_id), f"{data}\n".encode(), root=self.root)
+        path = lattice_dir(self.root) / POINTER_DIR / _file_name(task_id)
+        atomic_write(path, f"{data}\n".encode(), root=self.root)
 
     def _pointed(self, task_id: str) -> str:
-        path = self._pointer(task_id)
-        if path.is_symlink():
-            raise UnsafePathError(f"{path} is a symlink; refusing to read through it")
+        # Read without making .lattice/: a bad or unknown task id writes nothing.
+        directory = self.root / LATTICE_DIR
+        path = directory / POINTER_DIR / _file_name(task_id)
+        if any(p.is_symlink() for p in (directory, path.parent, path)):
+            raise UnsafePathError(f"{path} lies behind a symlink; refusing to read through it")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -196,6 +192,14 @@ class LatticeTasks:
         if not isinstance(run_id, str):
             raise TaskInvalidError(f"{path} is damaged", hint=_BEGIN_FIRST)
         return check_run_id(run_id)
+
+
+def _file_name(task_id: str) -> str:
+    if not TASK_ID_PATTERN.fullmatch(task_id):
+        raise TaskInvalidError(
+            f"{task_id[:80]!r} is not a task id (task- and 12 hex digits)", hint=_BEGIN_FIRST
+        )
+    return f"{task_id}.json"
 
 
 def _check_requests(requests: list[ContextItem]) -> None:

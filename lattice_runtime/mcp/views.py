@@ -169,7 +169,9 @@ def _telemetry(record: RunRecord) -> TelemetryWire:
 def _reason(record: RunRecord) -> str:
     if record.outcome_reason is not None:
         return record.outcome_reason
-    return record.transitions[-1].reason if record.transitions else ""
+    # A waiting run's last step is always "turn N (kind)": say what led to that turn.
+    steps = [t.reason for t in record.transitions if t.to_state is not RunState.WORKER_RUNNING]
+    return steps[-1] if steps else ""
 
 
 def _next(engine: RunEngine, outcome: RunOutcome) -> str:

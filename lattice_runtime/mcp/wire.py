@@ -80,7 +80,9 @@ class TurnResult(WireModel):
     run_id: str
     task_id: str
     state: str = Field(description="The run state (WORKER_RUNNING: a turn awaits an answer).")
-    reason: str = Field(description="The reason of the run's last transition.")
+    reason: str = Field(
+        description="Why the run ended, or what led to the waiting turn (a reason code first)."
+    )
     done: bool = Field(description="PASSED, FAILED or CANCELLED: no turn follows.")
     turn: TurnWire | None = Field(default=None, description="The turn awaiting an answer.")
     pages: list[PageWire] = Field(default_factory=list)
