@@ -28,6 +28,7 @@ from lattice_runtime.mcp.tools import lattice_tools
 __all__ = ["SERVER_NAME", "LatticeServer", "build_server", "run_stdio", "serve_http", "serve_stdio"]
 
 SERVER_NAME: Final = "lattice"
+_LOOPBACK: Final = ("127.0.0.1", "localhost", "::1")
 
 INSTRUCTIONS: Final = (
     "Lattice is a verified edit path: lattice_begin{task} compiles the task and grants pages "
@@ -100,9 +101,15 @@ def serve_http(
         ConfigError: The address cannot be bound (a port in use).
     """
     listener = _listener(host, port)
+    listener.listen()  # clients that connect once the endpoint is announced wait in the backlog
     bound = listener.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     notify(f"lattice MCP endpoint: http://{shown}:{bound}/mcp (repository {server.tasks.root})")
+    if host not in _LOOPBACK:
+        notify(
+            f"warning: the lattice tools have no authentication; every client that reaches "
+            f"{host} can run and apply tasks in {server.tasks.root}."
+        )
     app = server.streamable_http_app(host=host)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     with contextlib.suppress(KeyboardInterrupt):
