@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from lattice_runtime._files import LATTICE_DIR, atomic_write, lattice_dir
+from lattice_runtime.compile import compile_task
 from lattice_runtime.errors import (
     ProtocolError,
     SessionError,
@@ -87,6 +88,7 @@ class LatticeTasks:
             TaskInvalidError: The goal does not compile (nothing is written).
             LatticeError: The repository cannot be indexed or its metadata written.
         """
+        compile_task(goal, self.root)  # a goal that cannot compile is refused before any write
         options = RunOptions(
             goal=goal, apply=False, timeout_seconds=self._timeout, embedder=self._embedder
         )

@@ -269,6 +269,14 @@ async def test_arguments_off_the_schema_and_unknown_tools_are_coded_errors(
     assert nothing["code"] == "lattice.input_invalid"
 
 
+async def test_a_goal_that_does_not_compile_is_refused_and_nothing_is_written(
+    client: Client, repo: Path
+) -> None:
+    answer = refused(await client.call_tool("lattice_begin", {"task": "   "}))
+    assert answer["code"] == "lattice.task_invalid"
+    assert not (repo / ".lattice").exists()
+
+
 async def test_applying_a_run_that_did_not_pass_is_refused(client: Client) -> None:
     started = await begin(client)
     answer = refused(await client.call_tool("lattice_apply", {"taskId": started["taskId"]}))

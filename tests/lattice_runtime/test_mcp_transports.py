@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -12,7 +13,9 @@ import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from typer.testing import CliRunner
 
+from lattice_runtime.cli import app
 from tests.lattice_runtime.fixture_repos import PY_GOAL, SERVICE, make_repo, pytest_exit
 from tests.lattice_runtime.mcp_support import fixture_patch, ok
 
@@ -107,3 +110,32 @@ async def test_the_fixture_task_passes_and_applies_over_streamable_http(tmp_path
     finally:
         server.stop()
     assert "Traceback" not in "".join(server.lines)
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--transport", "sse"], "unknown transport"),
+        (["--repo", "/no/such/directory"], "is not a directory"),
+    ],
+)
+def test_lattice_mcp_refuses_a_bad_flag_with_a_coded_error(
+    tmp_path: Path, flags: list[str], said: str
+) -> None:
+    # (a later --repo wins over the first)
+    result = CliRunner().invoke(app, ["mcp", "--repo", str(tmp_path), *flags])
+    assert result.exit_code == 2
+    assert "error [lattice.config_invalid]" in result.stderr and said in result.stderr
+
+
+def test_lattice_mcp_refuses_a_port_in_use_before_serving(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        result = CliRunner().invoke(
+            app, ["mcp", "--transport", "http", "--port", port, "--repo", str(repo)]
+        )
+    assert result.exit_code == 2
+    assert "error [lattice.config_invalid]: cannot listen" in result.stderr
