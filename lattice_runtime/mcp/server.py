@@ -17,7 +17,7 @@ import anyio
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult
+from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
 from lattice_runtime.errors import ConfigError
@@ -63,7 +63,7 @@ class LatticeServer(MCPServer):
         name: str,
         arguments: dict[str, Any],
         context: Context[Any, Any] | None = None,
-    ) -> Any:
+    ) -> CallToolResult | InputRequiredResult:
         """Run a tool; unknown names and arguments off the input schema are coded errors."""
         if name not in self._known:
             return error_result(
