@@ -19,11 +19,11 @@ from typing import Annotated
 import typer
 
 from lattice_runtime.cli.app import EmbedderOption, app, build_settings, echo_json, fail_cleanly
-from lattice_runtime.cli.run import build_worker
 from lattice_runtime.compile import VerificationCommand, compile_task, default_commands
-from lattice_runtime.errors import TaskInvalidError
+from lattice_runtime.errors import TaskInvalidError, WorkerError
 from lattice_runtime.machine import RunOptions, RunState, run_task
 from lattice_runtime.verify import CommandResult, command_env, run_command
+from lattice_runtime.workers import MockWorker
 
 __all__ = ["FIXTURES", "PhaseClock", "benchmark", "find_fixture"]
 
@@ -91,7 +91,9 @@ def benchmark(
     with fail_cleanly():
         settings = build_settings(embedder=embedder)
         source = find_fixture(fixture)
-        chosen = build_worker(worker, source / "task.json")
+        if worker != "mock":  # a fixture's answers are its mock script
+            raise WorkerError(f"benchmark runs the mock worker, not {worker!r}")
+        chosen = MockWorker.from_task_file(source / "task.json")
         goal = _goal(source / "task.json")
         parent = Path(tempfile.mkdtemp(prefix="lattice-bench-")) if workdir is None else workdir
         repo = _fresh_repository(source / "repo", parent / source.name)

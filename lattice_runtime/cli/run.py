@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -17,13 +16,24 @@ from lattice_runtime.cli.app import (
     echo_json,
     fail_cleanly,
 )
-from lattice_runtime.errors import WorkerError
-from lattice_runtime.machine import Observer, RunOptions, RunOutcome, RunState, run_task
-from lattice_runtime.workers import DEFAULT_ENV_ALLOWLIST, CommandWorker, MockWorker, Worker
+from lattice_runtime.cli.workers import (
+    WORKERS,
+    CommandOptions,
+    ProviderOptions,
+    WorkerFlags,
+    build_worker,
+)
+from lattice_runtime.machine import (
+    Observer,
+    RunEngine,
+    RunOptions,
+    RunOutcome,
+    RunState,
+    run_task,
+)
+from lattice_runtime.workers.handoff import write_request
 
 __all__ = ["print_outcome", "progress_printer", "run"]
-
-WorkerChoice = Literal["mock"]
 
 
 def progress_printer() -> Observer:
@@ -37,54 +47,12 @@ def progress_printer() -> Observer:
     return observe
 
 
-def build_worker(
-    worker: str,
-    script: Path | None,
-    *,
-    command: CommandOptions | None = None,
-    repo: Path = Path(),
-) -> Worker:
-    """The worker named on the command line.
-
-    Raises:
-        WorkerError: The worker is unknown, the mock has no script, or the command worker
-            has no command.
-    """
-    if worker == "command":
-        if command is None or not command.line:
-            raise WorkerError(
-                "the command worker runs an agent program and none was given",
-                hint='Pass --worker-command "<program> <args>" (see docs/cli.md).',
-            )
-        return CommandWorker.from_command_line(
-            command.line,
-            cwd=repo.resolve(),
-            turn_timeout_seconds=command.turn_timeout_seconds,
-            env_allowlist=DEFAULT_ENV_ALLOWLIST | set(command.env_names),
-        )
-    if worker != "mock":
-        raise WorkerError(f"unknown worker {worker!r}", hint="This version has: mock, command.")
-    if script is None:
-        raise WorkerError(
-            "the mock worker replays a script and none was given",
-            hint="Pass --script FILE (a fixture's task.json; see fixtures/README.md).",
-        )
-    return MockWorker.from_task_file(script)
-
-
-@dataclass(frozen=True, slots=True)
-class CommandOptions:
-    """The command worker's flags: the agent's command line, extra variables, turn deadline."""
-
-    line: str | None
-    env_names: tuple[str, ...] = ()
-    turn_timeout_seconds: float = 600
-
-
 @app.command("run")
 def run(
     task: Annotated[str, typer.Argument(help="The goal, in words.")],
-    worker: Annotated[str, typer.Option(help="Who proposes the patch: mock, command.")] = "mock",
+    worker: Annotated[
+        str, typer.Option(help=f"Who proposes the patch: {', '.join(WORKERS)}.")
+    ] = "mock",
     script: Annotated[
         Path | None, typer.Option(help="The mock worker's script (a fixture's task.json).")
     ] = None,
@@ -98,6 +66,22 @@ def run(
     turn_timeout: Annotated[
         float, typer.Option(help="Each command-worker turn's deadline in seconds.")
     ] = 600,
+    model: Annotated[str | None, typer.Option(help="Provider workers: the model.")] = None,
+    effort: Annotated[
+        str | None, typer.Option(help="Provider workers: effort low|medium|high.")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="Provider workers: the API base URL.")
+    ] = None,
+    max_output_tokens: Annotated[
+        int, typer.Option(help="Provider workers: most output tokens per turn.")
+    ] = 8192,
+    adaptive_model: Annotated[
+        bool,
+        typer.Option(
+            "--adaptive-model", help="Provider workers: the task's risk picks model and effort."
+        ),
+    ] = False,
     repo: RepoOption = Path(),
     no_apply: Annotated[
         bool, typer.Option("--no-apply", help="Stop after verification; print the diff.")
@@ -116,8 +100,6 @@ def run(
     """Run TASK: grant context, take worker turns, verify in a worktree, apply if it passes."""
     with fail_cleanly():
         settings = build_settings(command_timeout_seconds=timeout, embedder=embedder)
-        command = CommandOptions(worker_command, tuple(worker_env or ()), turn_timeout)
-        chosen = build_worker(worker, script, command=command, repo=repo)
         options = RunOptions(
             goal=task,
             apply=not no_apply,
@@ -126,6 +108,16 @@ def run(
             embedder=settings.embedder,
         )
         observer = None if as_json else progress_printer()
+        if worker == "manual":  # the run waits in files; `lattice continue` takes it on
+            with RunEngine.begin(repo, options, worker="manual", observer=observer) as engine:
+                hand_off(engine, repo, as_json=as_json)
+            return
+        flags = WorkerFlags(
+            script=script,
+            command=CommandOptions(worker_command, tuple(worker_env or ()), turn_timeout),
+            provider=ProviderOptions(model, effort, base_url, max_output_tokens, adaptive_model),
+        )
+        chosen = build_worker(worker, flags, repo=repo, goal=task)
         outcome = run_task(repo, options, chosen, observer=observer)
     print_outcome(outcome, as_json=as_json)
     if not outcome.passed:
@@ -154,3 +146,38 @@ def print_outcome(outcome: RunOutcome, *, as_json: bool) -> None:
         typer.echo("Applied to the working tree.")
     typer.echo(f"Reason: {outcome.reason}")
     typer.echo(f"Status: {outcome.state.value.lower()}")
+
+
+def hand_off(engine: RunEngine, repo: Path, *, as_json: bool) -> None:
+    """Write the engine's next turn as a handoff request, or print the run's outcome.
+
+    Raises:
+        typer.Exit: With code 1 when the run ended without passing.
+    """
+    turn = engine.next_turn()
+    if turn is None:
+        outcome = engine.outcome()
+        print_outcome(outcome, as_json=as_json)
+        if not outcome.passed:
+            raise typer.Exit(1)
+        return
+    handoff = write_request(repo, engine.run_id, turn)
+    if as_json:
+        echo_json(
+            {
+                "runId": engine.run_id,
+                "taskId": handoff.task_id,
+                "state": engine.state.value,
+                "status": "waiting",
+                "request": str(handoff.request),
+                "respondIn": str(handoff.response),
+            }
+        )
+        return
+    typer.echo(f"Run: {engine.run_id} (task {handoff.task_id}) waits for turn {turn.number}.")
+    typer.echo(f"Request: {handoff.request}")
+    typer.echo(f"Answer in: {handoff.response}")
+    typer.echo(
+        f"Then: lattice handoff validate {handoff.task_id}; lattice continue {handoff.task_id}"
+    )
+    typer.echo("Status: waiting")
