@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from lattice_runtime.cli import app
 from lattice_runtime.errors import WorkerError
 from lattice_runtime.machine import RunOptions, RunState, load_run, run_task
 from lattice_runtime.protocol import ContextRequest, parse_response
@@ -234,3 +237,18 @@ def test_a_bad_request_status_points_at_the_model_and_limits(tmp_path: Path) -> 
     ):
         worker(fake.root).respond(turn)
     assert "model name" in caught.value.hint
+
+
+def test_lattice_run_with_the_anthropic_worker_reads_its_key_and_flags(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    with fake_provider(agent_reply) as fake:
+        args = ["run", PY_GOAL, "--worker", "anthropic", "--repo", str(repo), "--json"]
+        args += ["--base-url", fake.root, "--model", MODEL, "--effort", "low"]
+        missing = CliRunner().invoke(app, args, env={"ANTHROPIC_API_KEY": ""})
+        assert missing.exit_code == 2 and "ANTHROPIC_API_KEY" in missing.stderr
+        result = CliRunner().invoke(app, args, env={"ANTHROPIC_API_KEY": "sk-cli"})
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = json.loads(result.stdout)
+    assert report["state"] == "PASSED"
+    assert report["telemetry"]["usage"]["inputTokens"] > 0
+    assert fake.requests[0].body["model"] == MODEL
