@@ -21,6 +21,7 @@ a ``hint``. Errors that end a stage of a run carry the exact *reason code* the c
     ├── SessionError                      lattice.session
     │   └── SessionNotFoundError          lattice.session_not_found
     ├── WorkerError                       lattice.worker
+    │   └── BudgetRefusedError            lattice.budget_refused
     └── UnsafePathError                   lattice.unsafe_path
 """
 
@@ -31,6 +32,7 @@ from typing import ClassVar, Final, Literal, get_args
 __all__ = [
     "LOWERING_REASONS",
     "BudgetExhaustedError",
+    "BudgetRefusedError",
     "CommandNotAllowedError",
     "ConfigError",
     "ContextError",
@@ -206,6 +208,12 @@ class WorkerError(LatticeError):
     """A worker could not produce a response (it crashed, or has no answer left)."""
 
     code: ClassVar[str] = "lattice.worker"
+
+
+class BudgetRefusedError(WorkerError):
+    """The budget guard refused a paid run: it could take too much of the provider's window."""
+
+    code: ClassVar[str] = "lattice.budget_refused"
 
 
 class UnsafePathError(LatticeError):

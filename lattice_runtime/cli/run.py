@@ -82,6 +82,16 @@ def run(
             "--adaptive-model", help="Provider workers: the task's risk picks model and effort."
         ),
     ] = False,
+    budget_increase: Annotated[
+        float | None,
+        typer.Option(
+            help="Provider workers: the window share (points) the run may take; the budget "
+            "guard checks the provider's rate-limit window first."
+        ),
+    ] = None,
+    cache: Annotated[
+        bool, typer.Option("--cache", help="Reuse and keep verified patches (opt-in).")
+    ] = False,
     repo: RepoOption = Path(),
     no_apply: Annotated[
         bool, typer.Option("--no-apply", help="Stop after verification; print the diff.")
@@ -106,6 +116,7 @@ def run(
             session_id=session,
             timeout_seconds=settings.command_timeout_seconds,
             embedder=settings.embedder,
+            use_cache=cache,
         )
         observer = None if as_json else progress_printer()
         if worker == "manual":  # the run waits in files; `lattice continue` takes it on
@@ -115,7 +126,9 @@ def run(
         flags = WorkerFlags(
             script=script,
             command=CommandOptions(worker_command, tuple(worker_env or ()), turn_timeout),
-            provider=ProviderOptions(model, effort, base_url, max_output_tokens, adaptive_model),
+            provider=ProviderOptions(
+                model, effort, base_url, max_output_tokens, adaptive_model, budget_increase
+            ),
         )
         chosen = build_worker(worker, flags, repo=repo, goal=task)
         outcome = run_task(repo, options, chosen, observer=observer)

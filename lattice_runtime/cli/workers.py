@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lattice_runtime.compile import compile_task
-from lattice_runtime.errors import ConfigError, WorkerError
+from lattice_runtime.errors import BudgetRefusedError, ConfigError, WorkerError
 from lattice_runtime.workers import DEFAULT_ENV_ALLOWLIST, CommandWorker, MockWorker, Worker
-from lattice_runtime.workers.providers import build_provider_worker
+from lattice_runtime.workers.providers import build_provider_worker, preflight
 
 __all__ = ["WORKERS", "CommandOptions", "ProviderOptions", "WorkerFlags", "build_worker"]
 
@@ -41,6 +41,8 @@ class ProviderOptions:
         max_output_tokens: ``--max-output-tokens`` per turn.
         adaptive: ``--adaptive-model``: the task's risk picks model and effort where no flag
             does.
+        budget_increase: ``--budget-increase``: the share of the provider's rate-limit window
+            (points, 0-100) the run could take; the budget guard checks it before the run.
     """
 
     model: str | None = None
@@ -48,6 +50,7 @@ class ProviderOptions:
     base_url: str | None = None
     max_output_tokens: int = 8192
     adaptive: bool = False
+    budget_increase: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,7 @@ def _provider(provider: str, options: ProviderOptions, *, repo: Path, goal: str)
             hint=f"Export {variable}, or use --worker command with your own agent.",
         )
     risk = compile_task(goal, repo.resolve()).risk if options.adaptive else None
-    return build_provider_worker(
+    worker = build_provider_worker(
         provider,
         model=options.model,
         api_key=api_key,
@@ -110,3 +113,11 @@ def _provider(provider: str, options: ProviderOptions, *, repo: Path, goal: str)
         risk=risk,
         max_tokens=options.max_output_tokens,
     )
+    if options.budget_increase is not None:
+        decision = preflight(worker, options.budget_increase)
+        if not decision.allowed:
+            raise BudgetRefusedError(
+                f"the budget guard refused the run: {decision.reason}",
+                hint="Wait for the provider's window to drain, or lower --budget-increase.",
+            )
+    return worker

@@ -136,3 +136,18 @@ def test_the_keyword_only_kernel_runs_the_fixture_too(tmp_path: Path) -> None:
         "run", PY_GOAL, "--script", TASK, "--repo", str(repo), "--embedder", "off", "--json"
     )
     assert code == 0, out
+
+
+def test_lattice_run_cache_reuses_a_verified_patch_only_when_asked(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    args = ["run", PY_GOAL, "--script", TASK, "--repo", str(repo), "--no-apply", "--json"]
+    code, out, _ = invoke(*args, "--cache")
+    assert code == 0, out
+    code, out, _ = invoke(*args)
+    assert [t["to"] for t in json.loads(out)["transitions"]][3] == "WORKER_RUNNING"
+    code, out, _ = invoke(*args, "--cache")
+    assert code == 0, out
+    assert [t["to"] for t in json.loads(out)["transitions"]][2:4] == [
+        "CONTEXT_GRANTED",
+        "PATCH_LOWERED",
+    ]

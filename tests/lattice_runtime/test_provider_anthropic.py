@@ -25,10 +25,12 @@ from tests.lattice_runtime.provider_server import (
     ANTHROPIC_LIMITS,
     CONTEXT_REQUEST,
     ERROR_BODY,
+    SERVICE_PATH,
     Recorded,
     Reply,
     fake_provider,
     fixture_agent,
+    fixture_patch,
     sample_turn,
 )
 
@@ -252,3 +254,28 @@ def test_lattice_run_with_the_anthropic_worker_reads_its_key_and_flags(tmp_path:
     assert report["state"] == "PASSED"
     assert report["telemetry"]["usage"]["inputTokens"] > 0
     assert fake.requests[0].body["model"] == MODEL
+
+
+def test_the_budget_guard_refuses_a_run_that_could_take_too_much_of_the_window(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path)
+
+    def probe_or_patch(request: Recorded, number: int) -> Reply:
+        content = request.body["messages"][0]["content"]
+        prompt = content if isinstance(content, str) else json.dumps(content)
+        if SERVICE_PATH not in prompt:  # the guard's probe, not a turn
+            return Reply(200, message(CONTEXT_REQUEST), ANTHROPIC_LIMITS)
+        return Reply(200, message(fixture_patch(prompt)), ANTHROPIC_LIMITS)
+
+    with fake_provider(probe_or_patch) as fake:
+        args = ["run", PY_GOAL, "--worker", "anthropic", "--repo", str(repo), "--json"]
+        args += ["--base-url", fake.root, "--model", MODEL]
+        env = {"ANTHROPIC_API_KEY": "sk-cli"}
+        refused = CliRunner().invoke(app, [*args, "--budget-increase", "11"], env=env)
+        assert refused.exit_code == 2, refused.stdout
+        assert "error [lattice.budget_refused]" in refused.stderr
+        assert not (repo / ".lattice" / "runs").exists()
+        allowed = CliRunner().invoke(app, [*args, "--budget-increase", "5"], env=env)
+    assert allowed.exit_code == 0, allowed.stdout + allowed.stderr
+    assert json.loads(allowed.stdout)["state"] == "PASSED"
