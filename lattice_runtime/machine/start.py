@@ -74,6 +74,7 @@ def start_run(repo_root: Path, options: RunOptions, observer: Observer | None) -
     """
     root = repository_root(repo_root)
     base_commit = git_head(root)
+    compile_task(options.goal, root, constraints=options.constraints)  # refuse before writing
     cleanup_stale(root)  # worktrees a crashed run left behind
     sessions = SessionStore(root)
     session = sessions.get(options.session_id) if options.session_id else sessions.current()

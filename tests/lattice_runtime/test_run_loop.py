@@ -212,3 +212,10 @@ def test_grants_changed_behind_the_runs_back_fail_it_as_registry_integrity(
     assert outcome.reason.startswith("registry_integrity")
     assert "PATCH_REVISION" not in states(outcome.record.transitions)
     assert (repo / SERVICE).read_bytes() == before
+
+
+def test_a_goal_that_does_not_compile_writes_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    with pytest.raises(TaskInvalidError):
+        run_task(repo, RunOptions(goal="   "), MockWorker(fixture_script()))
+    assert not (repo / ".lattice").exists()
