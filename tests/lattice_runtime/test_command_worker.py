@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import select
 import shlex
 import subprocess
 import sys
@@ -27,6 +25,7 @@ from lattice_runtime.workers import (
     worker_environment,
 )
 from tests.lattice_runtime.fixture_repos import FIXTURES, PY_GOAL, SERVICE, make_repo, pytest_exit
+from tests.lattice_runtime.verify_support import exits_within
 
 TASK_FILE = FIXTURES / "reset-token-py" / "task.json"
 EXAMPLE_AGENT = FIXTURES.parent / "bench" / "agents" / "fixture_agent.py"
@@ -316,15 +315,3 @@ def test_a_process_the_agent_leaves_behind_is_killed_with_its_group(tmp_path: Pa
     )
     assert worker(agent(tmp_path, "leaves", source), tmp_path).respond(a_turn(tmp_path))
     assert exits_within(int(pid_file.read_text()), seconds=10)
-
-
-def exits_within(pid: int, *, seconds: float) -> bool:
-    """Wait (bounded, on the process's pidfd, no polling sleep) until ``pid`` has exited."""
-    try:
-        handle = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([handle], [], [], seconds)[0])
-    finally:
-        os.close(handle)

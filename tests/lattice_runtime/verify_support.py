@@ -1,6 +1,7 @@
 """Real git repositories for the verify tests, and snapshots of a working tree."""
 
 import os
+import select
 import subprocess
 from pathlib import Path
 
@@ -56,3 +57,15 @@ def binding() -> Binding:
 
 def patch_of(*changes: FileChange) -> PatchIR:
     return PatchIR(binding(), "test patch", tuple(sorted(changes, key=lambda c: c.path)))
+
+
+def exits_within(pid: int, *, seconds: float) -> bool:
+    """Wait (bounded, on the process's pidfd, no polling sleep) until ``pid`` has exited."""
+    try:
+        handle = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([handle], [], [], seconds)[0])
+    finally:
+        os.close(handle)
