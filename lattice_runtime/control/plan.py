@@ -176,7 +176,8 @@ class PlanGraph:
         nodes = tuple(
             replace(n, reconciliation_required=True) if n.status == OPEN else n for n in plan.nodes
         )
-        self._save(replace(plan, nodes=nodes))
+        if nodes != plan.nodes:  # an empty or finished plan does not change
+            self._save(replace(plan, nodes=nodes))
 
     def checkout(self, node_id: str, owner: str, expected_generation: int) -> Lease:
         """Take the execution lease on an open node (compare-and-swap on the generation).
