@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from lattice_runtime.control import ExplicitControl
 from lattice_runtime.mcp import LatticeTasks, build_server
@@ -172,3 +174,23 @@ async def test_the_plan_graph_through_the_tools(client: Client) -> None:
     evidence["evidence"] = "Tokens are marked consumed on first use; a second reset fails."
     done = await call(client, "lattice_checkpoint", evidence)
     assert next(n for n in done["nodes"] if n["nodeId"] == fix)["status"] == "done"
+
+
+@pytest.mark.timeout(120)
+async def test_lattice_mcp_control_always_serves_the_tools_and_anchors_outside_the_repo(
+    repo: Path, tmp_path: Path
+) -> None:
+    state_home = tmp_path / "xdg-state"
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-c", "from lattice_runtime.cli import main; main()", "mcp", "--control", "always"],
+        env={**os.environ, "XDG_STATE_HOME": str(state_home)},  # PYTHONPATH: the code under test
+        cwd=str(repo),
+    )
+    async with Client(server) as stdio:
+        names = {tool.name for tool in (await stdio.list_tools()).tools}
+        assert set(CONTROL_TOOLS) <= names
+        await call(stdio, "lattice_intake", {"request": PY_GOAL, "contract": CONTRACT})
+    [anchor] = state_home.rglob("anchor.json")
+    assert anchor.parent.parent == state_home / "lattice"
+    assert (repo / ".lattice" / "contract" / "r0001.json").is_file()
