@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -210,3 +213,30 @@ def test_mechanical_receipts_record_call_arguments_basis_outcome_and_result(
     assert mark.basis_digest == receipt.epoch.digest
     assert mark.receipt == receipt.id
     assert len(mark.arguments_digest) == len(mark.result_digest) == 64
+
+
+KILLED_BETWEEN_AUTHORIZATION_AND_APPLY = """
+import os, signal, sys
+from pathlib import Path
+from lattice_runtime.control import ExplicitControl
+repo, state, receipt, target = sys.argv[1:]
+control = ExplicitControl(Path(repo), state_dir=Path(state))
+with control.guarded(receipt, "lattice_write", {}, [target]):
+    os.kill(os.getpid(), signal.SIGKILL)
+    Path(repo, target).write_text("never written")
+"""
+
+
+def test_a_process_killed_between_authorization_and_apply_leaves_nothing_reusable(
+    control: ExplicitControl, state: Path
+) -> None:
+    receipt = control.refresh_context([SERVICE])
+    before = (control.root / SERVICE).read_text()
+    script = [sys.executable, "-c", KILLED_BETWEEN_AUTHORIZATION_AND_APPLY]
+    done = subprocess.run([*script, str(control.root), str(state), receipt.id, SERVICE])
+    assert done.returncode == -signal.SIGKILL
+    assert (control.root / SERVICE).read_text() == before
+    restarted = ExplicitControl(control.root, state_dir=state)
+    with pytest.raises(ReceiptConsumedError):
+        attempt(restarted, receipt.id)
+    attempt(restarted, restarted.refresh_context([SERVICE]).id)
