@@ -37,6 +37,8 @@ __all__ = ["BoundaryKind", "ControlEvents", "ExplicitControl"]
 
 BoundaryKind = Literal["handoff", "delegation", "resume", "compaction"]
 BOUNDARY_KINDS: Final = ("handoff", "delegation", "resume", "compaction")
+Targets = Sequence[str] | Callable[[], Sequence[str]]
+"""The paths a guarded attempt writes, or a function that finds them."""
 
 
 class ControlEvents(Protocol):
@@ -170,13 +172,15 @@ class ExplicitControl:
         receipt: str | None,
         call: str,
         arguments: object,
-        targets: Sequence[str],
+        targets: Targets,
         preconditions: Mapping[str, str] | None = None,
     ) -> Iterator[None]:
         """Authorize one mutation of ``targets``; the block performs it.
 
         The receipt is consumed before anything is checked; a refused or failed attempt
-        still uses it up. A mechanical receipt records every attempt.
+        still uses it up. ``targets`` may be a function: it is called after the receipt is
+        consumed (so an error finding the targets also uses the receipt up). A mechanical
+        receipt records every attempt.
 
         Raises:
             ReceiptRequiredError: No receipt.
@@ -187,7 +191,7 @@ class ExplicitControl:
             ContractAnchorError: The contract files do not match the anchor.
         """
         with self.state.locked():
-            basis = self._authorize(receipt, call, arguments, targets, preconditions)
+            basis, paths = self._authorize(receipt, call, arguments, targets, preconditions)
             try:
                 yield
             except Exception as exc:
@@ -196,7 +200,7 @@ class ExplicitControl:
                     call, arguments, basis, f"failed:{code}", "", receipt or ""
                 )
                 raise
-            result = sha256_of([list(p) for p in target_digests(self.root, targets)])
+            result = sha256_of([list(p) for p in target_digests(self.root, paths)])
             self.ledger.record_attempt(call, arguments, basis, "applied", result, receipt or "")
 
     def attempts(self) -> list[MechanicalReceipt]:
@@ -283,16 +287,17 @@ class ExplicitControl:
         receipt: str | None,
         call: str,
         arguments: object,
-        targets: Sequence[str],
+        targets: Targets,
         preconditions: Mapping[str, str] | None,
-    ) -> str:
+    ) -> tuple[str, Sequence[str]]:
         basis = ""
         try:
             if not receipt:
                 raise ReceiptRequiredError(f"{call} needs a receipt in explicit control")
             issued = self.ledger.consume(receipt)  # consumed before any validation
             basis = issued.epoch.digest
-            _check_scope(issued.epoch, targets)
+            paths = targets() if callable(targets) else targets
+            _check_scope(issued.epoch, paths)
             names = [name for name, _ in issued.epoch.preconditions]
             declared = [path for path, _ in issued.epoch.targets]
             now = self._epoch(declared, names, preconditions, reviewed=False)
@@ -307,7 +312,7 @@ class ExplicitControl:
                 call, arguments, basis, f"refused:{exc.code}", "", receipt or ""
             )
             raise
-        return basis
+        return basis, paths
 
     def _epoch(
         self,

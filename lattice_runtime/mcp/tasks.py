@@ -11,6 +11,7 @@ and only ``lattice_apply`` writes, through :meth:`RunEngine.apply`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -137,14 +138,18 @@ class LatticeTasks:
             StaleFileError: A file changed since its grant; nothing was written.
             ControlError: Explicit control refused the attempt (no, used or stale receipt).
         """
-        with self._lock, self._engine(task_id) as engine:
-            if self.control is None:
+        if self.control is None:
+            with self._lock, self._engine(task_id) as engine:
                 engine.apply()
                 return apply_result(engine)
-            targets = patch_paths(engine.outcome().diff)
-            arguments = {"taskId": task_id, "runId": engine.run_id}
-            with self.control.guarded(receipt, "lattice_apply", arguments, targets):
-                engine.apply()
+        arguments = {"taskId": task_id}
+        targets = functools.partial(self._patch_targets, task_id)  # found after consuming
+        with (
+            self._lock,
+            self.control.guarded(receipt, "lattice_apply", arguments, targets),
+            self._engine(task_id) as engine,
+        ):
+            engine.apply()
             return apply_result(engine)
 
     def patch_targets(self, task_id: str) -> list[str]:
@@ -153,7 +158,11 @@ class LatticeTasks:
         Raises:
             TaskInvalidError: No run of ``task_id`` began here.
         """
-        with self._lock, self._engine(task_id) as engine:
+        with self._lock:
+            return self._patch_targets(task_id)
+
+    def _patch_targets(self, task_id: str) -> list[str]:
+        with self._engine(task_id) as engine:
             return patch_paths(engine.outcome().diff)
 
     def status(self, task_id: str) -> StatusResult:

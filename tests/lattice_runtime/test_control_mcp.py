@@ -194,3 +194,15 @@ async def test_lattice_mcp_control_always_serves_the_tools_and_anchors_outside_t
     [anchor] = state_home.rglob("anchor.json")
     assert anchor.parent.parent == state_home / "lattice"
     assert (repo / ".lattice" / "contract" / "r0001.json").is_file()
+
+
+async def test_an_apply_of_an_unknown_task_still_uses_up_the_receipt(client: Client) -> None:
+    await call(client, "lattice_intake", {"request": PY_GOAL, "contract": CONTRACT})
+    receipt = (await call(client, "lattice_refresh_context", {"targets": [SERVICE]}))["receipt"]
+    unknown = {"taskId": "task-000000000000", "receipt": receipt}
+    assert refused(await client.call_tool("lattice_apply", unknown))["code"] == (
+        "lattice.task_invalid"
+    )
+    task = await passed_task(client)
+    again = refused(await client.call_tool("lattice_apply", {"taskId": task, "receipt": receipt}))
+    assert again["code"] == "lattice.receipt_consumed"
