@@ -88,12 +88,23 @@ class ExplicitControl:
     # -- the contract ---------------------------------------------------------------------
 
     def intake(self, request: str, terms: ContractTerms) -> Contract:
-        """Record the human request as input and accept the first (or next) revision."""
+        """Record the human request as input and accept the first (or next) revision.
+
+        A new intake over an accepted contract is a new request: like a reframe, it marks
+        every unfinished plan node ``reconciliationRequired``.
+
+        Raises:
+            ContractAnchorError: A contract exists and its files do not match the anchor.
+        """
         with self.state.locked():
+            again = self.contracts.anchor() is not None
             self._note_message(request)
             if self._contract_dir.is_relative_to(self.root / LATTICE_DIR):
                 lattice_dir(self.root)
-            return self.contracts.accept(terms, self.ledger.input())
+            contract = self.contracts.accept(terms, self.ledger.input())
+            if again:
+                self.plan.mark_reframed()
+            return contract
 
     def review_input(self, message: str | None = None, decisions: Sequence[str] = ()) -> Contract:
         """Adopt the latest human input (recording ``message`` first) into a new revision.

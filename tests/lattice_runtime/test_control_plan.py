@@ -136,3 +136,13 @@ def test_a_checkpoint_needs_the_current_lease(control: ExplicitControl) -> None:
     control.checkout(node.id, "agent", lease.generation)
     with pytest.raises(LeaseConflictError):
         control.checkpoint(node.id, lease.generation, EVIDENCE, [SERVICE], complete=False)
+
+
+def test_a_second_intake_is_a_new_request_that_needs_reconciliation(
+    control: ExplicitControl,
+) -> None:
+    node = control.plan_add("Single-use tokens", ["a token works once"])
+    contract = control.intake("new request: expire tokens", ContractTerms(summary="expiry"))
+    assert contract.revision == 2 and contract.frontier.sequence == 2
+    assert control.plan.view().nodes[0].id == node.id
+    assert control.plan.view().nodes[0].reconciliation_required
