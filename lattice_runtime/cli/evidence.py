@@ -1,4 +1,7 @@
-"""``lattice evidence safety``: run the 240-case safety suite and publish its report.
+"""``lattice evidence safety`` and ``lattice evidence drift``: run a suite, publish its report.
+
+``drift`` plays the first-drift hazards (``docs/continuity-control.md``) and writes
+``docs/evidence/first-drift.json`` when the result is the expected one.
 
 Runs every case, prints the report (``--json``) or one line per group, and writes
 ``docs/evidence/safety-frontier.json`` (relative to the current directory; ``--write PATH``
@@ -15,17 +18,20 @@ import typer
 
 from lattice_runtime.cli.app import app, echo_json, fail_cleanly
 from lattice_runtime.evidence import (
+    DEFAULT_DRIFT_PATH,
     DEFAULT_REPORT_PATH,
     GROUPS,
     SafetyCase,
     build_report,
     incomplete_reasons,
+    run_drift,
     run_extra_checks,
     run_safety_suite,
+    write_drift,
     write_report,
 )
 
-__all__ = ["evidence_app", "publish_safety", "safety"]
+__all__ = ["drift", "evidence_app", "publish_safety", "safety"]
 
 evidence_app = typer.Typer(help="Run deterministic evidence suites and publish their reports.")
 app.add_typer(evidence_app, name="evidence")
@@ -45,6 +51,45 @@ def safety(
 ) -> None:
     """Run the 240 safety cases; write the report only if every one passed."""
     publish_safety(run_safety_suite(), run_extra_checks(), write, as_json=as_json)
+
+
+@evidence_app.command("drift")
+def drift(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    write: Annotated[
+        Path,
+        typer.Option(
+            "--write",
+            help="Where to write the report (default: docs/evidence/first-drift.json "
+            "under the current directory).",
+        ),
+    ] = DEFAULT_DRIFT_PATH,
+) -> None:
+    """Play 12 drift hazards and 7 controls, plain and under explicit control; write the report.
+
+    Writes only when the plain arm is unsafe in every hazard, the controlled arm in none,
+    every control succeeds in both arms and the crash case lands nothing.
+    """
+    report = run_drift()
+    if as_json:
+        typer.echo(report.to_json().decode().rstrip("\n"))
+    else:
+        counts = report.summary()
+        typer.echo(
+            f"hazards {counts['hazards']}: unsafe plain {counts['plainUnsafe']}, "
+            f"controlled {counts['controlledUnsafe']}; controls {counts['controls']}: ok plain "
+            f"{counts['plainOk']}, controlled {counts['controlledOk']}; crash unsafe "
+            f"{report.crash['unsafe']}"
+        )
+    problems = report.problems()
+    if problems:
+        for problem in problems:
+            typer.echo(f"FAIL {problem}", err=True)
+        typer.echo(f"not written: {write}", err=True)
+        raise typer.Exit(1)
+    with fail_cleanly():
+        write_drift(report, write)
+    typer.echo(f"wrote {write}", err=True)
 
 
 def publish_safety(

@@ -29,10 +29,20 @@ def mcp(
         float | None,
         typer.Option(help="Each verification command's deadline in seconds (default 300)."),
     ] = None,
+    control: Annotated[
+        str | None,
+        typer.Option(
+            "--control",
+            help="off, auto (the default) or always: explicit control (contract, one-use "
+            "receipts for lattice_apply, plan graph) and its tools (LATTICE_CONTROL).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the lattice_* MCP tools: an agent's edit path for the repository --repo."""
     with fail_cleanly():
-        settings = build_settings(command_timeout_seconds=timeout, embedder=embedder)
+        settings = build_settings(
+            command_timeout_seconds=timeout, embedder=embedder, control=control
+        )
         if transport not in ("stdio", "http"):
             raise ConfigError(f"unknown transport {transport!r}", hint="Use stdio or http.")
         root = repo.resolve()
@@ -43,7 +53,7 @@ def mcp(
             embedder=settings.embedder,
             timeout_seconds=settings.command_timeout_seconds,
         )
-        server = build_server(tasks)
+        server = build_server(tasks, mode=settings.control)
         if transport == "http":
             serve_http(server, host, port, notify=lambda line: typer.echo(line, err=True))
         else:

@@ -5,9 +5,13 @@ never silently downgraded; the worker protocol fails closed; paths stay inside t
 repository; patch lowering is exact; the budget guard fails closed) on the real code paths,
 and :func:`write_report` publishes them as ``docs/evidence/safety-frontier.json`` only when
 all 240 ran and passed. See ``docs/lattice-evidence.md``.
+
+The first-drift suite (:func:`run_drift`) plays twelve hazards and seven matched controls
+through a plain edit path and under explicit control (``docs/continuity-control.md``).
 """
 
 from lattice_runtime.evidence.case import GROUP_SIZE, GROUPS, SafetyCase, SafetyGroup
+from lattice_runtime.evidence.drift import DEFAULT_DRIFT_PATH, DriftReport, run_drift, write_drift
 from lattice_runtime.evidence.report import (
     DEFAULT_REPORT_PATH,
     REPORT_SCHEMA_VERSION,
@@ -20,18 +24,22 @@ from lattice_runtime.evidence.report import (
 from lattice_runtime.evidence.suite import SUITE_SIZE, run_extra_checks, run_safety_suite
 
 __all__ = [
+    "DEFAULT_DRIFT_PATH",
     "DEFAULT_REPORT_PATH",
     "GROUPS",
     "GROUP_SIZE",
     "REPORT_SCHEMA_VERSION",
     "SUITE_SIZE",
+    "DriftReport",
     "SafetyCase",
     "SafetyGroup",
     "build_report",
     "cases_digest",
     "incomplete_reasons",
     "report_bytes",
+    "run_drift",
     "run_extra_checks",
     "run_safety_suite",
+    "write_drift",
     "write_report",
 ]

@@ -20,10 +20,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import ValidationError
 
+from lattice_runtime.control import ExplicitControl
 from lattice_runtime.errors import ConfigError
 from lattice_runtime.mcp._gate import INPUT_INVALID, error_result
+from lattice_runtime.mcp.control_tools import control_tools
 from lattice_runtime.mcp.tasks import LatticeTasks
 from lattice_runtime.mcp.tools import lattice_tools
+from lattice_runtime.settings import ControlMode
 
 __all__ = ["SERVER_NAME", "LatticeServer", "build_server", "run_stdio", "serve_http", "serve_stdio"]
 
@@ -41,14 +44,15 @@ INSTRUCTIONS: Final = (
 class LatticeServer(MCPServer):
     """The MCP server of one repository's Lattice tasks (see the module docstring)."""
 
-    def __init__(self, tasks: LatticeTasks) -> None:
-        """Register every ``lattice_*`` tool over ``tasks``."""
+    def __init__(self, tasks: LatticeTasks, control: ExplicitControl | None = None) -> None:
+        """Register every ``lattice_*`` tool over ``tasks`` (and the control tools if any)."""
         super().__init__(
             SERVER_NAME, title="Lattice", instructions=INSTRUCTIONS, version=_version()
         )
         self.tasks = tasks
         self._known: set[str] = set()
-        for spec in lattice_tools(tasks):
+        extra = [] if control is None else control_tools(control, tasks)
+        for spec in [*lattice_tools(tasks), *extra]:
             self.add_tool(
                 spec.fn,
                 name=spec.name,
@@ -79,9 +83,23 @@ class LatticeServer(MCPServer):
             return _invalid_arguments(name, exc.__cause__)
 
 
-def build_server(tasks: LatticeTasks) -> LatticeServer:
-    """Return the MCP server offering the ``lattice_*`` tools over ``tasks``."""
-    return LatticeServer(tasks)
+def build_server(
+    tasks: LatticeTasks, *, mode: ControlMode = "auto", control: ExplicitControl | None = None
+) -> LatticeServer:
+    """Return the MCP server offering the ``lattice_*`` tools over ``tasks``.
+
+    Args:
+        tasks: The repository's runs.
+        mode: The control mode; only ``always`` lists the explicit-control tools and makes
+            ``lattice_apply`` require a receipt.
+        control: The explicit control to use in ``always`` mode (default: the repository's,
+            with its state in the per-user state directory).
+    """
+    if mode != "always":
+        return LatticeServer(tasks)
+    control = control or ExplicitControl(tasks.root)
+    tasks.attach_control(control)
+    return LatticeServer(tasks, control)
 
 
 async def serve_stdio(server: LatticeServer) -> None:

@@ -11,6 +11,7 @@ and only ``lattice_apply`` writes, through :meth:`RunEngine.apply`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
@@ -21,6 +22,7 @@ from typing import Final
 
 from lattice_runtime._files import LATTICE_DIR, atomic_write, lattice_dir
 from lattice_runtime.compile import compile_task
+from lattice_runtime.control import ExplicitControl
 from lattice_runtime.errors import (
     ProtocolError,
     SessionError,
@@ -32,6 +34,7 @@ from lattice_runtime.machine import RunEngine, RunOptions, check_run_id, list_ru
 from lattice_runtime.mcp.views import (
     apply_result,
     begin_result,
+    patch_paths,
     stats_result,
     status_result,
     turn_result,
@@ -64,6 +67,7 @@ class LatticeTasks:
         self._embedder: Embedder = embedder
         self._timeout = timeout_seconds
         self._lock = threading.Lock()  # the SDK runs sync tools in threads: one run step at once
+        self.control: ExplicitControl | None = None
 
     def check_repo(self, repo: str | None) -> None:
         """Refuse a ``repo`` argument that names anything but the served repository.
@@ -119,17 +123,47 @@ class LatticeTasks:
         """
         return self._answer(task_id, response)
 
-    def apply(self, task_id: str) -> ApplyResult:
+    def attach_control(self, control: ExplicitControl) -> None:
+        """Guard every apply with ``control`` (explicit mode): each needs a one-use receipt."""
+        self.control = control
+
+    def apply(self, task_id: str, receipt: str | None = None) -> ApplyResult:
         """Write the passed run's verified patch to the working tree.
+
+        Under explicit control ``receipt`` is consumed before anything else is checked.
 
         Raises:
             TaskInvalidError: No run of ``task_id`` began here.
             SessionError: The run did not pass, or its patch is applied already.
             StaleFileError: A file changed since its grant; nothing was written.
+            ControlError: Explicit control refused the attempt (no, used or stale receipt).
         """
-        with self._lock, self._engine(task_id) as engine:
+        if self.control is None:
+            with self._lock, self._engine(task_id) as engine:
+                engine.apply()
+                return apply_result(engine)
+        arguments = {"taskId": task_id}
+        targets = functools.partial(self._patch_targets, task_id)  # found after consuming
+        with (
+            self._lock,
+            self.control.guarded(receipt, "lattice_apply", arguments, targets),
+            self._engine(task_id) as engine,
+        ):
             engine.apply()
             return apply_result(engine)
+
+    def patch_targets(self, task_id: str) -> list[str]:
+        """The paths the task's latest run's patch touches (none before a patch passed).
+
+        Raises:
+            TaskInvalidError: No run of ``task_id`` began here.
+        """
+        with self._lock:
+            return self._patch_targets(task_id)
+
+    def _patch_targets(self, task_id: str) -> list[str]:
+        with self._engine(task_id) as engine:
+            return patch_paths(engine.outcome().diff)
 
     def status(self, task_id: str) -> StatusResult:
         """The run's state, transitions and telemetry, with its waiting turn (all pages).

@@ -139,14 +139,27 @@ def _propose(tasks: LatticeTasks) -> ToolSpec:
 
 def _apply(tasks: LatticeTasks) -> ToolSpec:
     @map_errors
-    def lattice_apply(taskId: TaskId) -> ApplyResult:
+    def lattice_apply(
+        taskId: TaskId,
+        receipt: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="Explicit control only (required there): the one-use receipt "
+                "lattice_refresh_context answered.",
+            ),
+        ] = None,
+    ) -> ApplyResult:
         """Write the task's verified patch (a PASSED run) to the working tree with git apply.
 
         Every file is checked against its grant first: one changed since is refused with
         `lattice.stale_file` and nothing is written (begin the task again). Answers the
         `files` written. A run that did not pass, or is applied already: `lattice.session`.
+        Under explicit control a `receipt` is required and used up by this call even when it
+        is refused (`lattice.receipt_required`, `lattice.receipt_consumed`,
+        `lattice.authorization_stale`): call lattice_refresh_context for a new one.
         """
-        return tasks.apply(taskId)
+        return tasks.apply(taskId, receipt)
 
     return ToolSpec("lattice_apply", lattice_apply, "Apply the verified patch", APPLY)
 

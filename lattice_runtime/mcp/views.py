@@ -29,6 +29,7 @@ __all__ = [
     "PROTOCOL_RULES",
     "apply_result",
     "begin_result",
+    "patch_paths",
     "stats_result",
     "status_result",
     "turn_result",
@@ -99,15 +100,19 @@ def status_result(engine: RunEngine, turn: WorkerTurn | None) -> StatusResult:
 def apply_result(engine: RunEngine) -> ApplyResult:
     """The run once its verified patch is written."""
     outcome = engine.outcome()
-    files = dict.fromkeys(
-        path for match in _DIFF_PATH.finditer(outcome.diff) for path in match.groups()
-    )
     return ApplyResult(
         run_id=engine.run_id,
         task_id=engine.task.id,
         state=outcome.state.value,
         applied=outcome.applied,
-        files=list(files),
+        files=patch_paths(outcome.diff),
+    )
+
+
+def patch_paths(diff: str) -> list[str]:
+    """The paths a git diff touches, in order, each once."""
+    return list(
+        dict.fromkeys(path for match in _DIFF_PATH.finditer(diff) for path in match.groups())
     )
 
 
