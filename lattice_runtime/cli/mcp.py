@@ -10,6 +10,7 @@ import typer
 from lattice_runtime.cli.app import EmbedderOption, RepoOption, app, build_settings, fail_cleanly
 from lattice_runtime.errors import ConfigError
 from lattice_runtime.mcp import LatticeTasks, build_server, run_stdio, serve_http
+from lattice_runtime.session import Journal
 
 __all__ = ["mcp"]
 
@@ -29,10 +30,19 @@ def mcp(
         float | None,
         typer.Option(help="Each verification command's deadline in seconds (default 300)."),
     ] = None,
+    control: Annotated[
+        str | None,
+        typer.Option(
+            help="Continuity and control mode: off, auto (the default: the session journal "
+            "and continuity tools) or always (LATTICE_CONTROL)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the lattice_* MCP tools: an agent's edit path for the repository --repo."""
     with fail_cleanly():
-        settings = build_settings(command_timeout_seconds=timeout, embedder=embedder)
+        settings = build_settings(
+            command_timeout_seconds=timeout, embedder=embedder, control=control
+        )
         if transport not in ("stdio", "http"):
             raise ConfigError(f"unknown transport {transport!r}", hint="Use stdio or http.")
         root = repo.resolve()
@@ -42,8 +52,9 @@ def mcp(
             root,
             embedder=settings.embedder,
             timeout_seconds=settings.command_timeout_seconds,
+            journal=None if settings.control == "off" else Journal(root),
         )
-        server = build_server(tasks)
+        server = build_server(tasks, settings.control)
         if transport == "http":
             serve_http(server, host, port, notify=lambda line: typer.echo(line, err=True))
         else:

@@ -22,8 +22,11 @@ from pydantic import ValidationError
 
 from lattice_runtime.errors import ConfigError
 from lattice_runtime.mcp._gate import INPUT_INVALID, error_result
+from lattice_runtime.mcp.continuity_tools import continuity_tools
 from lattice_runtime.mcp.tasks import LatticeTasks
 from lattice_runtime.mcp.tools import lattice_tools
+from lattice_runtime.session import Journal
+from lattice_runtime.settings import ControlMode
 
 __all__ = ["SERVER_NAME", "LatticeServer", "build_server", "run_stdio", "serve_http", "serve_stdio"]
 
@@ -41,14 +44,15 @@ INSTRUCTIONS: Final = (
 class LatticeServer(MCPServer):
     """The MCP server of one repository's Lattice tasks (see the module docstring)."""
 
-    def __init__(self, tasks: LatticeTasks) -> None:
-        """Register every ``lattice_*`` tool over ``tasks``."""
+    def __init__(self, tasks: LatticeTasks, control: ControlMode = "auto") -> None:
+        """Register every ``lattice_*`` tool over ``tasks`` (continuity unless ``off``)."""
         super().__init__(
             SERVER_NAME, title="Lattice", instructions=INSTRUCTIONS, version=_version()
         )
         self.tasks = tasks
         self._known: set[str] = set()
-        for spec in lattice_tools(tasks):
+        continuity = continuity_tools(Journal(tasks.root), control)
+        for spec in [*lattice_tools(tasks), *continuity]:
             self.add_tool(
                 spec.fn,
                 name=spec.name,
@@ -79,9 +83,13 @@ class LatticeServer(MCPServer):
             return _invalid_arguments(name, exc.__cause__)
 
 
-def build_server(tasks: LatticeTasks) -> LatticeServer:
-    """Return the MCP server offering the ``lattice_*`` tools over ``tasks``."""
-    return LatticeServer(tasks)
+def build_server(tasks: LatticeTasks, control: ControlMode = "auto") -> LatticeServer:
+    """Return the MCP server offering the ``lattice_*`` tools over ``tasks``.
+
+    ``control`` is the continuity and control mode (``docs/continuity.md``): the continuity
+    tools are offered unless it is ``off``.
+    """
+    return LatticeServer(tasks, control)
 
 
 async def serve_stdio(server: LatticeServer) -> None:
