@@ -163,7 +163,7 @@ def test_sections_are_replaced_largest_first_until_the_projection_fits(
     root: Path, sid: str
 ) -> None:
     journal = Journal(root)
-    journal.approve_plan(sid, "p-1", "p" * 150_000)
+    journal.approve_plan(sid, "p-1", "p" * 160_000)
     journal.set_todos(sid, tuple("t" * 1000 for _ in range(150)))
     for number in range(3):
         journal.record_delegated(sid, "q", "r" * 40_000 + str(number))
