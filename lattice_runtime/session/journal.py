@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from lattice_runtime._files import lattice_dir
+from lattice_runtime._files import LATTICE_DIR, lattice_dir
 from lattice_runtime.compile.task import TaskIR
 from lattice_runtime.errors import SessionError, SessionNotFoundError
 from lattice_runtime.session.journal_entries import (
@@ -199,8 +199,8 @@ class Journal:
         SessionStore(self._root).get(session_id)
 
     def _known_child(self, session_id: str) -> bool:
-        if not (self.directory / "store").is_dir():
-            return False
+        if not (self._root / LATTICE_DIR / JOURNAL_DIR / "store").is_dir():
+            return False  # checked without making .lattice/: a refused id writes nothing
         with self._store() as store:
             head = store.get(SESSION, _head_key(session_id))
         return head is not None and head.doc is not None and _PARENT in head.doc.fields
