@@ -130,7 +130,7 @@ def test_an_unknown_or_malformed_session_is_refused_and_nothing_is_written(
     for bad in ("s-000000000000", "not-a-session", "s-../../etc"):
         with pytest.raises(SessionNotFoundError):
             log.record_message(bad, "m-1", "hi")
-    assert not (root / ".lattice").exists()
+    assert not (root / ".lattice" / "journal").exists()
 
 
 def test_the_accepted_task_keeps_its_criteria_and_the_goal_digest(tmp_path: Path) -> None:
