@@ -52,7 +52,7 @@ def mcp(
             root,
             embedder=settings.embedder,
             timeout_seconds=settings.command_timeout_seconds,
-            journal=None if settings.control == "off" else Journal(root),
+            journal=None if settings.control == "off" else Journal(root, mode=settings.control),
         )
         server = build_server(tasks, settings.control)
         if transport == "http":

@@ -71,14 +71,17 @@ def boundary(
 ) -> None:
     """Record a compaction or resume boundary in the session journal (LATTICE_CONTROL)."""
     with fail_cleanly():
-        check_enabled(build_settings().control)
+        mode = build_settings().control
+        check_enabled(mode)
         if kind not in BOUNDARY_KINDS or kind == "delegation":
             raise ConfigError(
                 f"unknown boundary {kind[:40]!r}",
                 hint="Use compaction or resume (a delegation goes through lattice_boundary).",
             )
         target = session_id or SessionStore(repo).current(create=False).id
-        entry = Journal(repo).boundary(target, "compaction" if kind == "compaction" else "resume")
+        entry = Journal(repo, mode=mode).boundary(
+            target, "compaction" if kind == "compaction" else "resume"
+        )
     typer.echo(f"Recorded {kind} boundary #{entry.sequence} in {entry.session_id}")
 
 
@@ -93,7 +96,7 @@ def resume(
         mode = build_settings().control
         check_enabled(mode)
         target = session_id or SessionStore(repo).current(create=False).id
-        projection = continuity_projection(Journal(repo), target, mode=mode)
+        projection = continuity_projection(Journal(repo, mode=mode), target, mode=mode)
     if as_json:
         typer.echo(projection.canonical().decode())
         return

@@ -51,7 +51,7 @@ class LatticeServer(MCPServer):
         )
         self.tasks = tasks
         self._known: set[str] = set()
-        continuity = continuity_tools(Journal(tasks.root), control)
+        continuity = continuity_tools(Journal(tasks.root, mode=control), control)
         for spec in [*lattice_tools(tasks), *continuity]:
             self.add_tool(
                 spec.fn,

@@ -10,10 +10,9 @@ from lattice_runtime.session.continuity import (
     SECTIONS,
     Projection,
     canonical_json,
-    check_enabled,
     continuity_projection,
 )
-from lattice_runtime.session.journal import JOURNAL_DIR, Journal
+from lattice_runtime.session.journal import JOURNAL_DIR, Journal, check_enabled
 from lattice_runtime.session.journal_entries import (
     BOUNDARY_KINDS,
     BoundaryKind,

@@ -26,8 +26,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from lattice_runtime.errors import SessionError
-from lattice_runtime.session.journal import Journal
+from lattice_runtime.session.journal import Journal, check_enabled
 from lattice_runtime.session.journal_entries import (
     BoundaryReported,
     ChildOf,
@@ -44,7 +43,6 @@ __all__ = [
     "SECTIONS",
     "Projection",
     "canonical_json",
-    "check_enabled",
     "continuity_projection",
 ]
 
@@ -96,30 +94,17 @@ class Projection:
         return canonical_json(self.to_wire())
 
 
-def check_enabled(mode: ControlMode) -> None:
-    """Refuse journal and projection calls when the control mode is ``off``.
-
-    Raises:
-        SessionError: ``mode`` is ``off``.
-    """
-    if mode == "off":
-        raise SessionError(
-            "continuity is off: no journal is kept and no projection is made",
-            hint="Start with --control auto (or LATTICE_CONTROL=auto) to keep a session journal.",
-        )
-
-
 def continuity_projection(
     journal: Journal, session_id: str, *, mode: ControlMode = "auto"
 ) -> Projection:
     """Return the projection of ``session_id`` frozen at its latest boundary.
 
     Raises:
-        SessionError: ``mode`` is ``off``, or the journal is damaged.
+        SessionError: ``mode`` (or the journal's mode) is ``off``, or the journal is damaged.
         SessionNotFoundError: No such session.
     """
     check_enabled(mode)
-    entries = journal.entries(session_id)
+    entries = journal.entries(session_id)  # a journal made with mode off refuses too
     boundaries = [e for e in entries if isinstance(e.payload, BoundaryReported | ChildOf)]
     parent = next((e.payload for e in entries if isinstance(e.payload, ChildOf)), None)
     parent_id = parent.parent_session_id if parent else ""

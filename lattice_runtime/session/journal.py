@@ -46,10 +46,11 @@ from lattice_runtime.session.journal_entries import (
     sha256_text,
 )
 from lattice_runtime.session.sessions import SESSION_ID_PATTERN, SessionStore
+from lattice_runtime.settings import ControlMode
 from repocontext.errors import RepoContextError
 from repocontext.store import SESSION, STRUCTURAL, DocPatch, DocState, Store
 
-__all__ = ["JOURNAL_DIR", "Journal"]
+__all__ = ["JOURNAL_DIR", "Journal", "check_enabled"]
 
 JOURNAL_DIR: Final = "journal"
 _REPO: Final = "lattice-journal"
@@ -67,9 +68,14 @@ class Journal:
         *,
         now: Callable[[], datetime] | None = None,
         token: Callable[[int], str] = secrets.token_hex,
+        mode: ControlMode = "auto",
     ) -> None:
-        """Use ``<repo_root>/.lattice/journal`` (made when first written)."""
+        """Use ``<repo_root>/.lattice/journal`` (made when first written).
+
+        With ``mode`` ``off`` every call refuses (:func:`check_enabled`) and nothing is written.
+        """
         self._root = repo_root.resolve()
+        self.mode: ControlMode = mode
         self._now = now or (lambda: datetime.now(UTC))
         self._token = token
 
@@ -194,6 +200,7 @@ class Journal:
         Raises:
             SessionNotFoundError: No such session (or a malformed id).
         """
+        check_enabled(self.mode)
         if SESSION_ID_PATTERN.match(session_id) and self._known_child(session_id):
             return
         SessionStore(self._root).get(session_id)
@@ -207,6 +214,7 @@ class Journal:
 
     @contextmanager
     def _store(self) -> Iterator[Store]:
+        check_enabled(self.mode)
         with _LOCK:
             try:
                 store = Store.open(self.directory)
@@ -242,6 +250,19 @@ class Journal:
                 hint="Record a smaller entry (the store keeps at most 4 MiB per entry).",
             ) from None
         return entry
+
+
+def check_enabled(mode: ControlMode) -> None:
+    """Refuse journal and projection calls when the control mode is ``off``.
+
+    Raises:
+        SessionError: ``mode`` is ``off``.
+    """
+    if mode == "off":
+        raise SessionError(
+            "continuity is off: no journal is kept and no projection is made",
+            hint="Start with --control auto (or LATTICE_CONTROL=auto) to keep a session journal.",
+        )
 
 
 def _head_key(session_id: str) -> str:

@@ -181,3 +181,19 @@ def test_off_mode_refuses_the_projection_with_a_session_error(root: Path, sid: s
     assert caught.value.code == "lattice.session"
     assert "--control auto" in caught.value.hint
     assert not (root / ".lattice" / "journal").exists()
+
+
+def test_a_journal_in_off_mode_refuses_every_call_and_writes_nothing(root: Path, sid: str) -> None:
+    journal = Journal(root, mode="off")
+    calls = [
+        lambda: journal.record_message(sid, "m-1", "hi"),
+        lambda: journal.boundary(sid, "compaction"),
+        lambda: journal.delegate(sid, "m-2", "go"),
+        lambda: journal.entries(sid),
+        lambda: continuity_projection(journal, sid),
+    ]
+    for attempt in calls:
+        with pytest.raises(SessionError) as caught:
+            attempt()
+        assert caught.value.code == "lattice.session"
+    assert not (root / ".lattice" / "journal").exists()
