@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
 from lattice_runtime.cli import app
@@ -144,6 +146,31 @@ async def test_run_steps_are_journaled_when_the_tasks_have_a_journal(repo: Path)
     assert set(granted.handles) == {page["editHandle"] for page in started["pages"]}
     assert proposed == PatchProposed(started["runId"], sha256_text(json.dumps(patch)))
     assert verified == VerificationOutcome(started["runId"], "PASSED", True)
+
+
+async def test_lattice_mcp_over_stdio_journals_runs_and_honours_control_off(
+    repo: Path,
+) -> None:
+    sid = SessionStore(repo).new().id
+    names: dict[str, list[str]] = {}
+    for mode in ("auto", "off"):
+        server = StdioServerParameters(
+            command=sys.executable,
+            args=["-c", "from lattice_runtime.cli import main; main()", "mcp", "--repo",
+                  str(repo), "--embedder", "off", "--control", mode],
+            env=dict(os.environ),  # PYTHONPATH: the code under test
+        )  # fmt: skip
+        async with Client(server) as client:
+            names[mode] = [tool.name for tool in (await client.list_tools()).tools]
+            if mode == "auto":
+                ok(await client.call_tool("lattice_begin", {"task": PY_GOAL}))
+                await call(client, "lattice_boundary", sessionId=sid, kind="resume")
+                projection = await call(client, "lattice_resume", sessionId=sid)
+    assert set(CONTINUITY) <= set(names["auto"])
+    assert not set(CONTINUITY) & set(names["off"])
+    kinds = [entry.payload.KIND for entry in Journal(repo).entries(sid)]
+    assert kinds == ["task_accepted", "grant_issued", "boundary"]
+    assert projection["boundary"] == {"kind": "resume", "sequence": 3}
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
