@@ -85,6 +85,38 @@ def boundary(
     typer.echo(f"Recorded {kind} boundary #{entry.sequence} in {entry.session_id}")
 
 
+@session_app.command("record")
+def record(
+    kind: Annotated[str, typer.Argument(help="human_message, plan_approved or todo_list.")],
+    session_id: Annotated[str | None, typer.Argument(help="Session id (default: current).")] = None,
+    repo: RepoOption = Path(),
+    message_id: Annotated[str | None, typer.Option("--message-id", help="Message id.")] = None,
+    plan_id: Annotated[str | None, typer.Option("--plan-id", help="Plan id.")] = None,
+    text: Annotated[str | None, typer.Option("--text", help="Message or plan text.")] = None,
+    items: Annotated[list[str] | None, typer.Option("--item", help="A to-do item.")] = None,
+) -> None:
+    """Record a human message, an approved plan or the to-do list in the session journal."""
+    with fail_cleanly():
+        mode = build_settings().control
+        journal = Journal(repo, mode=mode)
+        target = session_id or SessionStore(repo).current(create=False).id
+        if kind == "todo_list":
+            entry = journal.set_todos(target, tuple(items or ()))
+        elif kind in ("human_message", "plan_approved") and text is not None:
+            label = message_id if kind == "human_message" else plan_id
+            if not label:
+                raise ConfigError(f"{kind} needs an id", hint="Pass --message-id or --plan-id.")
+            recorded = journal.record_message if kind == "human_message" else journal.approve_plan
+            entry = recorded(target, label, text)
+        else:
+            raise ConfigError(
+                f"cannot record {kind[:40]!r} with these options",
+                hint="Use human_message --message-id --text, plan_approved --plan-id --text, "
+                "or todo_list --item ... (delegated results go through lattice_record).",
+            )
+    typer.echo(f"Recorded {kind} #{entry.sequence} in {entry.session_id}")
+
+
 @session_app.command("resume")
 def resume(
     session_id: Annotated[str | None, typer.Argument(help="Session id (default: current).")] = None,

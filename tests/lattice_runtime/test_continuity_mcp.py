@@ -193,9 +193,28 @@ def test_lattice_session_boundary_and_resume_print_the_projection(repo: Path) ->
     assert "Boundary: compaction (#2)" in text and "hiddenMessages" in text
 
 
+def test_lattice_session_record_feeds_the_journal_the_projection_reads(repo: Path) -> None:
+    sid = SessionStore(repo).new().id
+    at = ("--repo", str(repo))
+    assert invoke("session", "record", "human_message", *at, "--message-id", "m-1",
+                  "--text", "ship it")[0] == 0  # fmt: skip
+    assert invoke("session", "record", "plan_approved", sid, *at, "--plan-id", "p-1",
+                  "--text", "the plan")[0] == 0  # fmt: skip
+    assert invoke("session", "record", "todo_list", *at, "--item", "a", "--item", "b")[0] == 0
+    code, _, err = invoke("session", "record", "human_message", *at, "--text", "no id")
+    assert code != 0 and "lattice.config_invalid" in err
+    code, _, err = invoke("session", "record", "delegated_result", *at)
+    assert code != 0 and "lattice.config_invalid" in err
+    invoke("session", "boundary", "compaction", *at)
+    code, out, _ = invoke("session", "resume", *at, "--json")
+    sections = json.loads(out)["sections"]
+    assert [a["id"] for a in sections["hiddenMessages"]] == ["m-1"]
+    assert sections["plan"]["id"] == "p-1" and sections["todos"] == ["a", "b"]
+
+
 def test_lattice_session_resume_and_boundary_refuse_when_control_is_off(repo: Path) -> None:
     sid = SessionStore(repo).new().id
-    for command in (["resume", sid], ["boundary", "resume", sid]):
+    for command in (["resume", sid], ["boundary", "resume", sid], ["record", "todo_list", sid]):
         code, _, err = invoke(
             "session", *command, "--repo", str(repo), env={"LATTICE_CONTROL": "off"}
         )
