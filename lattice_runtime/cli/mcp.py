@@ -33,8 +33,9 @@ def mcp(
     control: Annotated[
         str | None,
         typer.Option(
+            "--control",
             help="Continuity and control mode: off, auto (the default: the session journal "
-            "and continuity tools) or always (LATTICE_CONTROL)."
+            "and continuity tools) or always (LATTICE_CONTROL).",
         ),
     ] = None,
 ) -> None:
@@ -54,7 +55,7 @@ def mcp(
             timeout_seconds=settings.command_timeout_seconds,
             journal=None if settings.control == "off" else Journal(root, mode=settings.control),
         )
-        server = build_server(tasks, settings.control)
+        server = build_server(tasks, mode=settings.control)
         if transport == "http":
             serve_http(server, host, port, notify=lambda line: typer.echo(line, err=True))
         else:

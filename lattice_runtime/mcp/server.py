@@ -44,14 +44,14 @@ INSTRUCTIONS: Final = (
 class LatticeServer(MCPServer):
     """The MCP server of one repository's Lattice tasks (see the module docstring)."""
 
-    def __init__(self, tasks: LatticeTasks, control: ControlMode = "auto") -> None:
-        """Register every ``lattice_*`` tool over ``tasks`` (continuity unless ``off``)."""
+    def __init__(self, tasks: LatticeTasks, *, mode: ControlMode = "auto") -> None:
+        """Register every ``lattice_*`` tool over ``tasks`` (continuity unless ``mode`` is off)."""
         super().__init__(
             SERVER_NAME, title="Lattice", instructions=INSTRUCTIONS, version=_version()
         )
         self.tasks = tasks
         self._known: set[str] = set()
-        continuity = continuity_tools(Journal(tasks.root, mode=control), control)
+        continuity = continuity_tools(Journal(tasks.root, mode=mode), mode)
         for spec in [*lattice_tools(tasks), *continuity]:
             self.add_tool(
                 spec.fn,
@@ -83,13 +83,13 @@ class LatticeServer(MCPServer):
             return _invalid_arguments(name, exc.__cause__)
 
 
-def build_server(tasks: LatticeTasks, control: ControlMode = "auto") -> LatticeServer:
+def build_server(tasks: LatticeTasks, *, mode: ControlMode = "auto") -> LatticeServer:
     """Return the MCP server offering the ``lattice_*`` tools over ``tasks``.
 
-    ``control`` is the continuity and control mode (``docs/continuity.md``): the continuity
+    ``mode`` is the continuity and control mode (``docs/continuity.md``): the continuity
     tools are offered unless it is ``off``.
     """
-    return LatticeServer(tasks, control)
+    return LatticeServer(tasks, mode=mode)
 
 
 async def serve_stdio(server: LatticeServer) -> None:

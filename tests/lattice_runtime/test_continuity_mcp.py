@@ -44,7 +44,7 @@ async def test_the_continuity_tools_are_offered_in_auto_and_always_but_not_off(
     repo: Path,
 ) -> None:
     for mode, offered in (("auto", True), ("always", True), ("off", False)):
-        async with Client(build_server(LatticeTasks(repo, embedder="off"), mode)) as client:
+        async with Client(build_server(LatticeTasks(repo, embedder="off"), mode=mode)) as client:
             names = [tool.name for tool in (await client.list_tools()).tools]
         assert all((name in names) is offered for name in CONTINUITY), mode
         assert "lattice_begin" in names
