@@ -10,6 +10,7 @@ import typer
 from lattice_runtime.cli.app import EmbedderOption, RepoOption, app, build_settings, fail_cleanly
 from lattice_runtime.errors import ConfigError
 from lattice_runtime.mcp import LatticeTasks, build_server, run_stdio, serve_http
+from lattice_runtime.session import Journal
 
 __all__ = ["mcp"]
 
@@ -33,8 +34,9 @@ def mcp(
         str | None,
         typer.Option(
             "--control",
-            help="off, auto (the default) or always: explicit control (contract, one-use "
-            "receipts for lattice_apply, plan graph) and its tools (LATTICE_CONTROL).",
+            help="off, auto (the default: the session journal and the continuity tools) or "
+            "always: also explicit control (contract, one-use receipts for lattice_apply, plan "
+            "graph) and its tools (LATTICE_CONTROL).",
         ),
     ] = None,
 ) -> None:
@@ -52,6 +54,7 @@ def mcp(
             root,
             embedder=settings.embedder,
             timeout_seconds=settings.command_timeout_seconds,
+            journal=None if settings.control == "off" else Journal(root, mode=settings.control),
         )
         server = build_server(tasks, mode=settings.control)
         if transport == "http":

@@ -23,9 +23,11 @@ from pydantic import ValidationError
 from lattice_runtime.control import ExplicitControl
 from lattice_runtime.errors import ConfigError
 from lattice_runtime.mcp._gate import INPUT_INVALID, error_result
+from lattice_runtime.mcp.continuity_tools import continuity_tools
 from lattice_runtime.mcp.control_tools import control_tools
 from lattice_runtime.mcp.tasks import LatticeTasks
 from lattice_runtime.mcp.tools import lattice_tools
+from lattice_runtime.session import Journal
 from lattice_runtime.settings import ControlMode
 
 __all__ = ["SERVER_NAME", "LatticeServer", "build_server", "run_stdio", "serve_http", "serve_stdio"]
@@ -44,15 +46,22 @@ INSTRUCTIONS: Final = (
 class LatticeServer(MCPServer):
     """The MCP server of one repository's Lattice tasks (see the module docstring)."""
 
-    def __init__(self, tasks: LatticeTasks, control: ExplicitControl | None = None) -> None:
-        """Register every ``lattice_*`` tool over ``tasks`` (and the control tools if any)."""
+    def __init__(
+        self,
+        tasks: LatticeTasks,
+        control: ExplicitControl | None = None,
+        *,
+        mode: ControlMode = "auto",
+    ) -> None:
+        """Register the ``lattice_*`` tools: continuity unless ``mode`` is off, control if any."""
         super().__init__(
             SERVER_NAME, title="Lattice", instructions=INSTRUCTIONS, version=_version()
         )
         self.tasks = tasks
         self._known: set[str] = set()
+        continuity = continuity_tools(Journal(tasks.root, mode=mode), mode)
         extra = [] if control is None else control_tools(control, tasks)
-        for spec in [*lattice_tools(tasks), *extra]:
+        for spec in [*lattice_tools(tasks), *continuity, *extra]:
             self.add_tool(
                 spec.fn,
                 name=spec.name,
@@ -90,16 +99,17 @@ def build_server(
 
     Args:
         tasks: The repository's runs.
-        mode: The control mode; only ``always`` lists the explicit-control tools and makes
-            ``lattice_apply`` require a receipt.
+        mode: The control mode (``docs/continuity.md``): the continuity tools unless ``off``;
+            only ``always`` lists the explicit-control tools and makes ``lattice_apply``
+            require a receipt.
         control: The explicit control to use in ``always`` mode (default: the repository's,
             with its state in the per-user state directory).
     """
     if mode != "always":
-        return LatticeServer(tasks)
+        return LatticeServer(tasks, mode=mode)
     control = control or ExplicitControl(tasks.root)
     tasks.attach_control(control)
-    return LatticeServer(tasks, control)
+    return LatticeServer(tasks, control, mode=mode)
 
 
 async def serve_stdio(server: LatticeServer) -> None:

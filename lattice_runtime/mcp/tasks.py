@@ -31,6 +31,7 @@ from lattice_runtime.errors import (
 )
 from lattice_runtime.kernel import Embedder
 from lattice_runtime.machine import RunEngine, RunOptions, check_run_id, list_runs
+from lattice_runtime.mcp.run_notes import Answered, note_answer, note_begin, verifications
 from lattice_runtime.mcp.views import (
     apply_result,
     begin_result,
@@ -48,6 +49,7 @@ from lattice_runtime.mcp.wire import (
     TurnResult,
 )
 from lattice_runtime.protocol import MAX_ITEMS
+from lattice_runtime.session import Journal
 
 __all__ = ["POINTER_DIR", "TASK_ID_PATTERN", "LatticeTasks"]
 
@@ -60,10 +62,20 @@ class LatticeTasks:
     """The runs of one repository as the MCP tools see them (one call at a time)."""
 
     def __init__(
-        self, repo_root: Path, *, embedder: Embedder = "static", timeout_seconds: float = 300.0
+        self,
+        repo_root: Path,
+        *,
+        embedder: Embedder = "static",
+        timeout_seconds: float = 300.0,
+        journal: Journal | None = None,
     ) -> None:
-        """Serve ``repo_root`` (resolved); runs rank with ``embedder``, commands time out."""
+        """Serve ``repo_root`` (resolved); runs rank with ``embedder``, commands time out.
+
+        With a ``journal`` (control mode not ``off``) each run step is also recorded in its
+        session's journal: the accepted task, grants issued, patches proposed, verification.
+        """
         self.root = repo_root.resolve()
+        self._journal = journal
         self._embedder: Embedder = embedder
         self._timeout = timeout_seconds
         self._lock = threading.Lock()  # the SDK runs sync tools in threads: one run step at once
@@ -99,6 +111,8 @@ class LatticeTasks:
         with self._lock, RunEngine.begin(self.root, options, worker="mcp") as engine:
             self._point(engine.task.id, engine.run_id)
             turn = engine.next_turn()
+            if self._journal is not None:
+                note_begin(self._journal, engine, turn)
             return begin_result(engine, turn)
 
     def request_context(self, task_id: str, requests: list[ContextItem]) -> TurnResult:
@@ -112,7 +126,7 @@ class LatticeTasks:
         _check_requests(requests)
         wire = [item.model_dump(by_alias=True, exclude_none=True) for item in requests]
         raw = json.dumps({"kind": "context_request", "requests": wire})
-        return self._answer(task_id, raw)
+        return self._answer(task_id, raw, proposal=False)
 
     def propose(self, task_id: str, response: str) -> TurnResult:
         """Answer the waiting turn with ``response`` (raw protocol-v5 JSON text).
@@ -121,7 +135,7 @@ class LatticeTasks:
             TaskInvalidError: No run of ``task_id`` began here.
             SessionError: The run ended; it awaits no answer.
         """
-        return self._answer(task_id, response)
+        return self._answer(task_id, response, proposal=True)
 
     def attach_control(self, control: ExplicitControl) -> None:
         """Guard every apply with ``control`` (explicit mode): each needs a one-use receipt."""
@@ -186,7 +200,7 @@ class LatticeTasks:
 
     # -- the task pointer and the engine -------------------------------------------------
 
-    def _answer(self, task_id: str, raw: str) -> TurnResult:
+    def _answer(self, task_id: str, raw: str, *, proposal: bool) -> TurnResult:
         with self._lock, self._engine(task_id) as engine:
             before = engine.next_turn()  # the waiting turn (handed out again, or now)
             if before is None:
@@ -195,9 +209,13 @@ class LatticeTasks:
                     f"{_last_reason(engine)}",
                     hint="Call lattice_status to see why, or lattice_begin to start a new run.",
                 )
+            checked = verifications(engine)
             engine.submit(raw)
             after = engine.next_turn()
-            return turn_result(engine, after, known={page.handle for page in before.pages})
+            known = {page.handle for page in before.pages}
+            if self._journal is not None:
+                note_answer(self._journal, engine, Answered(raw, proposal, checked, after, known))
+            return turn_result(engine, after, known=known)
 
     @contextmanager
     def _engine(self, task_id: str) -> Iterator[RunEngine]:

@@ -23,6 +23,9 @@ TOOLS = [
     "lattice_apply",
     "lattice_status",
     "lattice_stats",
+    "lattice_record",
+    "lattice_boundary",
+    "lattice_resume",
 ]
 
 
