@@ -1,6 +1,6 @@
 """``lattice evidence safety`` and ``lattice evidence drift``: run a suite, publish its report.
 
-``drift`` plays the first-drift hazards (``docs/continuity-control.md``) and writes
+``drift`` plays the first-drift hazards (``docs/continuity.md``) and writes
 ``docs/evidence/first-drift.json`` when the result is the expected one.
 
 Runs every case, prints the report (``--json``) or one line per group, and writes

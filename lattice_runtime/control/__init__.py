@@ -1,6 +1,6 @@
 """Explicit control (``LATTICE_CONTROL=always``): contract, one-use authorization, plan graph.
 
-See ``docs/continuity-control.md``. :class:`ExplicitControl` joins a contract whose accepted
+See ``docs/continuity.md``. :class:`ExplicitControl` joins a contract whose accepted
 revision is anchored outside the repository, authorization epochs with one-use receipts that
 every guarded mutation consumes before it is validated, and a plan graph with a single
 execution lease and checkpoints that need semantic evidence.

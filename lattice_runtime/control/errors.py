@@ -1,4 +1,4 @@
-"""The errors of explicit control (``docs/continuity-control.md``).
+"""The errors of explicit control (``docs/continuity.md``).
 
 ::
 

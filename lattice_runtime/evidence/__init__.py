@@ -7,7 +7,7 @@ and :func:`write_report` publishes them as ``docs/evidence/safety-frontier.json`
 all 240 ran and passed. See ``docs/lattice-evidence.md``.
 
 The first-drift suite (:func:`run_drift`) plays twelve hazards and seven matched controls
-through a plain edit path and under explicit control (``docs/continuity-control.md``).
+through a plain edit path and under explicit control (``docs/continuity.md``).
 """
 
 from lattice_runtime.evidence.case import GROUP_SIZE, GROUPS, SafetyCase, SafetyGroup

@@ -12,11 +12,13 @@ from typing import Annotated, Final, Literal
 from mcp.types import ToolAnnotations
 from pydantic import Field, JsonValue
 
+from lattice_runtime.control import ControlEvents
 from lattice_runtime.errors import SessionError
 from lattice_runtime.mcp._gate import READ_ONLY, ToolSpec, map_errors
 from lattice_runtime.session import (
     SESSION_ID_PATTERN,
     Entry,
+    HumanMessage,
     Journal,
     continuity_projection,
 )
@@ -74,11 +76,17 @@ class ResumeResult(WireModel):
     bytes: int = Field(description="Size of the projection's canonical JSON (<= 262144).")
 
 
-def continuity_tools(journal: Journal, mode: ControlMode) -> list[ToolSpec]:
-    """Return the continuity tools over ``journal`` (none when ``mode`` is ``off``)."""
+def continuity_tools(
+    journal: Journal, mode: ControlMode, events: ControlEvents | None = None
+) -> list[ToolSpec]:
+    """Return the continuity tools over ``journal`` (none when ``mode`` is ``off``).
+
+    With ``events`` (explicit control), a recorded human message and a reported boundary are
+    passed on too: each makes the current authorization stale.
+    """
     if mode == "off":
         return []
-    return [_record(journal), _boundary(journal), _resume(journal, mode)]
+    return [_record(journal, events), _boundary(journal, events), _resume(journal, mode)]
 
 
 def _entry_result(entry: Entry, child: str | None = None) -> RecordResult:
@@ -96,7 +104,7 @@ def _need(value: str | None, name: str, kind: str) -> str:
     return value
 
 
-def _record(journal: Journal) -> ToolSpec:
+def _record(journal: Journal, events: ControlEvents | None) -> ToolSpec:
     @map_errors
     def lattice_record(
         sessionId: SessionId,
@@ -123,6 +131,8 @@ def _record(journal: Journal) -> ToolSpec:
         if kind == "human_message":
             message = _need(messageId, "messageId", kind)
             entry = journal.record_message(sessionId, message, _need(text, "text", kind))
+            if events is not None and isinstance(entry.payload, HumanMessage):
+                events.human_message(entry.sequence, entry.payload.digest)
         elif kind == "plan_approved":
             plan = _need(planId, "planId", kind)
             entry = journal.approve_plan(sessionId, plan, _need(text, "text", kind))
@@ -138,7 +148,7 @@ def _record(journal: Journal) -> ToolSpec:
     return ToolSpec("lattice_record", lattice_record, "Record in the session journal", _WRITE)
 
 
-def _boundary(journal: Journal) -> ToolSpec:
+def _boundary(journal: Journal, events: ControlEvents | None) -> ToolSpec:
     @map_errors
     def lattice_boundary(
         sessionId: SessionId,
@@ -154,9 +164,14 @@ def _boundary(journal: Journal) -> ToolSpec:
         with the session (or the child) to read the projection frozen at this boundary.
         """
         if kind != "delegation":
-            return _entry_result(journal.boundary(sessionId, kind))
+            entry = journal.boundary(sessionId, kind)
+            if events is not None:
+                events.boundary(kind)
+            return _entry_result(entry)
         message = _need(messageId, "messageId", kind)
         entry, child = journal.delegate(sessionId, message, _need(text, "text", kind))
+        if events is not None:
+            events.boundary("delegation")
         return _entry_result(entry, child)
 
     return ToolSpec("lattice_boundary", lattice_boundary, "Report a boundary", _WRITE)

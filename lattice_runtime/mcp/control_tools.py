@@ -1,7 +1,7 @@
 """The explicit-control tools (``LATTICE_CONTROL=always`` only): contract, receipts, plan.
 
 Each tool parses its arguments and makes one call on :class:`ExplicitControl`; the server
-lists them only in explicit mode (``docs/continuity-control.md``).
+lists them only in explicit mode (``docs/continuity.md``).
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ class LatticeServer(MCPServer):
         )
         self.tasks = tasks
         self._known: set[str] = set()
-        continuity = continuity_tools(Journal(tasks.root, mode=mode), mode)
+        continuity = continuity_tools(Journal(tasks.root, mode=mode), mode, control)
         extra = [] if control is None else control_tools(control, tasks)
         for spec in [*lattice_tools(tasks), *continuity, *extra]:
             self.add_tool(

@@ -14,6 +14,7 @@ from mcp import Client, StdioServerParameters
 from lattice_runtime.control import ExplicitControl
 from lattice_runtime.mcp import LatticeTasks, build_server
 from lattice_runtime.mcp.control_tools import CONTROL_TOOLS
+from lattice_runtime.session import SessionStore
 from tests.lattice_runtime.fixture_repos import PY_GOAL, SERVICE, make_repo, pytest_exit
 from tests.lattice_runtime.mcp_support import fixture_patch, ok, refused
 
@@ -206,3 +207,23 @@ async def test_an_apply_of_an_unknown_task_still_uses_up_the_receipt(client: Cli
     task = await passed_task(client)
     again = refused(await client.call_tool("lattice_apply", {"taskId": task, "receipt": receipt}))
     assert again["code"] == "lattice.receipt_consumed"
+
+
+async def test_the_journals_message_and_boundary_tools_stale_the_receipt(
+    client: Client, repo: Path
+) -> None:
+    await call(client, "lattice_intake", {"request": PY_GOAL, "contract": CONTRACT})
+    task = await passed_task(client)
+    session = SessionStore(repo).current(create=False).id  # the session the run is in
+    receipt = (await call(client, "lattice_refresh_context", {"taskId": task}))["receipt"]
+    await call(client, "lattice_boundary", {"sessionId": session, "kind": "compaction"})
+    args = {"taskId": task, "receipt": receipt}
+    assert refused(await client.call_tool("lattice_apply", args))["code"] == (
+        "lattice.authorization_stale"
+    )
+    receipt = (await call(client, "lattice_refresh_context", {"taskId": task}))["receipt"]
+    message = {"sessionId": session, "kind": "human_message", "messageId": "m9", "text": "stop"}
+    await call(client, "lattice_record", message)
+    args = {"taskId": task, "receipt": receipt}
+    code = refused(await client.call_tool("lattice_apply", args))["code"]
+    assert code in {"lattice.authorization_stale", "lattice.input_unreviewed"}
