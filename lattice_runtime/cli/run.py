@@ -31,6 +31,7 @@ from lattice_runtime.machine import (
     RunState,
     run_task,
 )
+from lattice_runtime.session import Journal
 from lattice_runtime.workers.handoff import write_request
 
 __all__ = ["print_outcome", "progress_printer", "run"]
@@ -131,7 +132,8 @@ def run(
             ),
         )
         chosen = build_worker(worker, flags, repo=repo, goal=task)
-        outcome = run_task(repo, options, chosen, observer=observer)
+        journal = None if settings.control == "off" else Journal(repo, mode=settings.control)
+        outcome = run_task(repo, options, chosen, observer=observer, journal=journal)
     print_outcome(outcome, as_json=as_json)
     if not outcome.passed:
         raise typer.Exit(1)

@@ -13,7 +13,10 @@ from pathlib import Path
 
 from lattice_runtime.errors import LatticeError
 from lattice_runtime.machine.engine import RunEngine
+from lattice_runtime.machine.journaling import Answered, note_answer, note_begin, verifications
 from lattice_runtime.machine.outcome import Observer, RunOptions, RunOutcome
+from lattice_runtime.protocol import PatchProposal, ProtocolViolation, parse_response
+from lattice_runtime.session import Journal
 from lattice_runtime.workers import Worker
 from lattice_runtime.workers.providers.usage import ProviderUsage
 
@@ -21,13 +24,20 @@ __all__ = ["run_task"]
 
 
 def run_task(
-    repo_root: Path, options: RunOptions, worker: Worker, *, observer: Observer | None = None
+    repo_root: Path,
+    options: RunOptions,
+    worker: Worker,
+    *,
+    observer: Observer | None = None,
+    journal: Journal | None = None,
 ) -> RunOutcome:
     """Run ``options.goal`` on the repository at ``repo_root`` with ``worker``.
 
     The run always ends in a terminal state (``PASSED``, ``FAILED`` or ``CANCELLED``), and its
     record under ``.lattice/runs/`` says why. Only errors that happen before a run exists
     (the goal does not compile, the directory is not a git repository with a commit) raise.
+    With a ``journal`` the run's steps are also recorded in its session's journal (the
+    accepted task, grants issued, patches proposed, verification outcomes).
 
     Raises:
         TaskInvalidError: The goal is empty or too long, or ``repo_root`` is not the top of a
@@ -37,15 +47,31 @@ def run_task(
     """
     with RunEngine.begin(repo_root, options, worker=worker.name, observer=observer) as engine:
         try:
-            while (turn := engine.next_turn()) is not None:
+            turn = engine.next_turn()
+            if journal is not None:
+                note_begin(journal, engine, turn)
+            while turn is not None:
                 try:
                     raw = worker.respond(turn)
                 except LatticeError as exc:  # the worker cannot answer: no revision helps
                     engine.fail(f"{exc.code}: {exc.message}")
                     break
+                known = {page.handle for page in turn.pages}
+                checked = verifications(engine)
                 usage = getattr(worker, "last_usage", None)  # provider workers report it
                 engine.submit(raw, usage if isinstance(usage, ProviderUsage) else None)
+                turn = engine.next_turn()
+                if journal is not None:
+                    answered = Answered(raw, _is_patch(raw), checked, turn, known)
+                    note_answer(journal, engine, answered)
         except KeyboardInterrupt:
             engine.cancel("interrupted")
             raise
         return engine.outcome()
+
+
+def _is_patch(raw: str) -> bool:
+    try:
+        return isinstance(parse_response(raw).response, PatchProposal)
+    except ProtocolViolation:
+        return False

@@ -31,7 +31,7 @@ from lattice_runtime.errors import (
 )
 from lattice_runtime.kernel import Embedder
 from lattice_runtime.machine import RunEngine, RunOptions, check_run_id, list_runs
-from lattice_runtime.mcp.run_notes import Answered, note_answer, note_begin, verifications
+from lattice_runtime.machine.journaling import Answered, note_answer, note_begin, verifications
 from lattice_runtime.mcp.views import (
     apply_result,
     begin_result,

@@ -151,3 +151,26 @@ def test_lattice_run_cache_reuses_a_verified_patch_only_when_asked(tmp_path: Pat
         "CONTEXT_GRANTED",
         "PATCH_LOWERED",
     ]
+
+
+def test_lattice_run_records_its_steps_in_the_session_journal(tmp_path: Path) -> None:
+    from lattice_runtime.session import Journal, SessionStore
+
+    repo = make_repo(tmp_path)
+    code, out, _ = invoke("run", PY_GOAL, "--script", TASK, "--repo", str(repo), "--json")
+    assert code == 0, out
+    session = SessionStore(repo).current(create=False).id
+    kinds = [entry.payload.KIND for entry in Journal(repo).entries(session)]
+    assert kinds[0] == "task_accepted"
+    assert {"grant_issued", "patch_proposed", "verification_outcome"} <= set(kinds)
+
+
+def test_lattice_run_with_control_off_writes_no_journal(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    result = CliRunner().invoke(
+        app,
+        ["run", PY_GOAL, "--script", TASK, "--repo", str(repo), "--json"],
+        env={"LATTICE_CONTROL": "off"},
+    )
+    assert result.exit_code == 0, result.stdout
+    assert not (repo / ".lattice" / "journal").exists()

@@ -1,9 +1,9 @@
-"""What the MCP tasks record in the session journal about a run's steps.
+"""What a run's driver records in the session journal about the run's steps.
 
-The engine is left as it is: after each step the MCP layer reads what the engine exposes (the
-run record's session, the task, the turn's pages, the last verification) and appends the
-journal entries of what the runtime itself saw: the accepted task, grants issued, patches
-proposed and verification outcomes.
+The engine is left as it is: after each step the driver (``run_task``, the MCP tasks) reads
+what the engine exposes (the run record's session, the task, the turn's pages, the last
+verification) and appends the journal entries of what the runtime itself saw: the accepted
+task, grants issued, patches proposed and verification outcomes.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from lattice_runtime.machine import RunEngine, RunState
+from lattice_runtime.machine.engine import RunEngine
+from lattice_runtime.machine.states import RunState
 from lattice_runtime.session import (
     GrantIssued,
     Journal,
@@ -30,7 +31,7 @@ class Answered:
 
     Attributes:
         raw: The answer's raw text.
-        proposal: It came through ``lattice_propose`` (a patch or other protocol answer).
+        proposal: It was offered as a patch (``lattice_propose``, or a worker's patch answer).
         verified_before: How many times the run had entered ``VERIFYING`` before the answer.
         after: The next turn (``None`` once the run ended).
         known: Handles the worker had before the answer.
