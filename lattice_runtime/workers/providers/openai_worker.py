@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from lattice_runtime.errors import WorkerError
+from lattice_runtime.workers.providers.base import ProviderWorker
 from lattice_runtime.workers.providers.config import (
     ProviderConfig,
     lower_headers,
@@ -44,8 +45,10 @@ if TYPE_CHECKING:
 __all__ = ["OpenAIWorker", "openai_usage"]
 
 
-class OpenAIWorker:
+class OpenAIWorker(ProviderWorker):
     """Answers each turn with one OpenAI Chat Completions request."""
+
+    provider = "openai"
 
     def __init__(self, config: ProviderConfig) -> None:
         """Make the SDK client (no request is made).
@@ -60,35 +63,13 @@ class OpenAIWorker:
             import openai
         except ImportError:
             raise missing_sdk("openai") from None
-        self._config = config
+        super().__init__(config)
         self._client: OpenAI = openai.OpenAI(
             api_key=config.api_key,
             base_url=config.base_url,
             max_retries=config.max_retries,
             timeout=config.timeout_s,
         )
-        self._last_usage: ProviderUsage | None = None
-        self._last_headers: dict[str, str] | None = None
-
-    @property
-    def name(self) -> str:
-        """``openai``."""
-        return "openai"
-
-    @property
-    def model(self) -> str:
-        """The model every request names."""
-        return self._config.model
-
-    @property
-    def last_usage(self) -> ProviderUsage | None:
-        """The provider-reported usage of the last turn (``None``: not reported, or it failed)."""
-        return self._last_usage
-
-    @property
-    def last_headers(self) -> Mapping[str, str] | None:
-        """The headers of the last response, success or error (lower-case names)."""
-        return self._last_headers
 
     def respond(self, turn: WorkerTurn) -> str:
         """Ask the model for this turn's response.
