@@ -1,7 +1,8 @@
+"""Lowering a proposal against its grants: results, the run's binding, handles, permissions."""
+
 import dataclasses
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import cast
 
@@ -11,9 +12,6 @@ from lattice_runtime.errors import LOWERING_REASONS, LoweringError
 from lattice_runtime.grants import (
     Binding,
     GrantRegistry,
-    blob_id,
-    fingerprint,
-    operations_for,
 )
 from lattice_runtime.patch import (
     TRANSACTION_FIELDS,
@@ -25,127 +23,17 @@ from lattice_runtime.protocol.messages import (
     Change,
     CreateFile,
     DeleteFile,
-    PatchProposal,
     ReplaceFile,
-    Replacement,
-    ReplaceText,
 )
-
-APP = (
-    "def greet(name):\n"  # 1
-    '    return "hello " + name\n'  # 2
-    "\n"  # 3
-    "\n"  # 4
-    "def part():\n"  # 5
-    "    value = 1\n"  # 6
-    "    return value\n"  # 7
-    "\n"  # 8
-    "\n"  # 9
-    "def other():\n"  # 10
-    "    value = 1\n"  # 11
-    "    return value\n"  # 12
+from tests.lattice_runtime.lowering.support import (
+    APP,
+    COVERED,
+    edit,
+    git,
+    grant,
+    proposal,
+    refused,
 )
-WIN = b"def win():\r\n    return 1\r\n"
-
-# Each reason code has at least one test below; this list is checked against the contract.
-COVERED = {
-    "task_mismatch",
-    "session_mismatch",
-    "repository_mismatch",
-    "base_commit_mismatch",
-    "epoch_mismatch",
-    "registry_integrity",
-    "invalidated_handle",
-    "provider_transaction_field",
-    "workspace_required",
-    "unsafe_destination",
-    "protected_destination",
-    "destination_exists",
-    "duplicate_path",
-    "duplicate_handle",
-    "unknown_handle",
-    "unsupported_operation",
-    "permission_denied",
-    "replacement_outside_grant",
-    "replacement_source_missing",
-    "replacement_source_ambiguous",
-    "replacement_conflict",
-}
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    git(root, "config", "user.name", "t")
-    git(root, "config", "user.email", "t@example.com")
-    git(root, "config", "core.autocrlf", "false")
-    files = {
-        "src/app.py": APP.encode(),
-        "src/util.py": b"X = 1\n",
-        "tests/test_app.py": b"def test_greet():\n    assert True\n",
-        "pyproject.toml": b"[project]\nname = 'x'\n",
-        ".gitignore": b"build/\n*.log\n",
-    }
-    for path, data in files.items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_bytes(data)
-    (root / "src/win.py").write_bytes(WIN)
-    git(root, "add", "-A", "--", ".", ":!src/win.py")
-    git(root, "-c", "core.autocrlf=true", "add", "src/win.py")  # stored with LF
-    git(root, "commit", "-qm", "base")
-    return root
-
-
-@pytest.fixture
-def binding(repo: Path) -> Binding:
-    return Binding("task-1", "session-1", "repo-1", git(repo, "rev-parse", "HEAD"))
-
-
-@pytest.fixture
-def registry(binding: Binding) -> GrantRegistry:
-    return GrantRegistry(binding)
-
-
-def grant(
-    repo: Path, registry: GrantRegistry, path: str, lines: tuple[int, int] | None = None
-) -> str:
-    found = fingerprint(repo, path)
-    operations = operations_for(
-        repo,
-        path,
-        whole_file=lines is None,
-        tracked=found.tracked,
-        symlink=(repo / path).is_symlink(),
-    )
-    return registry.grant(path, found, lines, operations).handle
-
-
-def proposal(*changes: Change) -> PatchProposal:
-    return PatchProposal("a patch", changes, ("pytest",))
-
-
-def edit(handle: str, *pairs: tuple[str, str]) -> ReplaceText:
-    return ReplaceText(handle, tuple(Replacement(old, new) for old, new in pairs))
-
-
-def refused(
-    repo: Path | None,
-    registry: GrantRegistry,
-    binding: Binding | None,
-    *changes: Change,
-) -> str:
-    with pytest.raises(LoweringError) as caught:
-        lower(proposal(*changes), registry, binding, repo)
-    return caught.value.reason
 
 
 def test_every_contract_reason_code_is_covered_here() -> None:
@@ -431,155 +319,3 @@ def test_a_symlink_is_read_only_and_permission_denied(
     assert registry.get(handle).fingerprint.startswith("sha256:")
     assert refused(repo, registry, binding, edit(handle, ("X = 1", "X = 2"))) == "permission_denied"
     assert (repo / "src/util.py").read_bytes() == b"X = 1\n"
-
-
-# --- create_file -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        "",
-        "/tmp/abs.py",
-        "src//x.py",
-        "./x.py",
-        "src/../x.py",
-        "src/.hidden.py",
-        ".env",
-        "src\\x.py",
-        "src/x\0.py",
-        "src/x\n.py",
-        "build/out.py",
-        "src/debug.log",
-    ],
-)
-def test_a_create_path_that_is_not_plain_or_is_ignored_is_unsafe_destination(
-    repo: Path, registry: GrantRegistry, binding: Binding, path: str
-) -> None:
-    assert refused(repo, registry, binding, CreateFile(path, "x")) == "unsafe_destination"
-
-
-def test_a_create_under_a_symlinked_or_file_parent_is_unsafe_destination(
-    repo: Path, registry: GrantRegistry, binding: Binding, tmp_path: Path
-) -> None:
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    os.symlink(outside, repo / "src/out")
-    os.symlink(repo / "src", repo / "inner")
-    for path in ("src/out/x.py", "inner/x.py", "src/util.py/x.py"):
-        assert refused(repo, registry, binding, CreateFile(path, "x")) == "unsafe_destination"
-    assert list(outside.iterdir()) == []
-
-
-@pytest.mark.parametrize("path", ["tests/test_new.py", "src/new_test.py", "setup.cfg", "ci.yml"])
-def test_creating_a_test_or_config_file_is_protected_destination(
-    repo: Path, registry: GrantRegistry, binding: Binding, path: str
-) -> None:
-    assert refused(repo, registry, binding, CreateFile(path, "x")) == "protected_destination"
-
-
-def test_creating_an_existing_or_tracked_file_is_destination_exists(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    assert refused(repo, registry, binding, CreateFile("src/util.py", "")) == "destination_exists"
-    (repo / "src/util.py").unlink()  # deleted in the work tree, still in the index
-    assert refused(repo, registry, binding, CreateFile("src/util.py", "")) == "destination_exists"
-    (repo / "src/untracked.py").write_text("")
-    assert refused(repo, registry, binding, CreateFile("src/untracked.py", "")) == (
-        "destination_exists"
-    )
-    assert refused(repo, registry, binding, CreateFile("src", "")) == "destination_exists"
-
-
-def test_a_create_in_a_new_directory_is_allowed(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    patch = lower(proposal(CreateFile("src/pkg/mod.py", "Z = 1\n")), registry, binding, repo)
-    assert patch.changes == (FileChange("src/pkg/mod.py", "create", None, b"Z = 1\n"),)
-    assert not (repo / "src/pkg").exists()
-
-
-# --- replacements ----------------------------------------------------------------------
-
-
-def test_old_content_found_only_outside_the_slice_is_replacement_outside_grant(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    handle = grant(repo, registry, "src/app.py", (1, 2))
-    change = edit(handle, ("value = 1", "value = 2"))
-    assert refused(repo, registry, binding, change) == "replacement_outside_grant"
-
-
-def test_old_content_straddling_the_slice_end_is_replacement_outside_grant(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    handle = grant(repo, registry, "src/app.py", (5, 6))
-    change = edit(handle, ("value = 1\n    return value\n\n\ndef other", "x"))
-    assert refused(repo, registry, binding, change) == "replacement_outside_grant"
-
-
-def test_old_content_absent_from_the_file_is_replacement_source_missing(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    handle = grant(repo, registry, "src/app.py", (1, 2))
-    change = edit(handle, ('return "goodbye "', "x"))
-    assert refused(repo, registry, binding, change) == "replacement_source_missing"
-
-
-def test_old_content_occurring_twice_in_the_grant_is_replacement_source_ambiguous(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    whole = grant(repo, registry, "src/app.py")
-    assert refused(repo, registry, binding, edit(whole, ("value = 1", "v"))) == (
-        "replacement_source_ambiguous"
-    )
-    assert refused(repo, registry, binding, edit(whole, ("", "v"))) == (
-        "replacement_source_ambiguous"
-    )
-
-
-@pytest.mark.parametrize(
-    "pairs",
-    [
-        (("def part():\n    value", "a"), ("value = 1\n    return value\n\n\ndef other", "b")),
-        (("def part():", "a"), ("def part():", "b")),
-        (("def part():", "a"), ("\n    value = 1\n    return value\n\n\ndef other", "b")),
-    ],
-    ids=["overlapping", "identical", "touching"],
-)
-def test_replacements_that_overlap_or_touch_are_replacement_conflict(
-    repo: Path, registry: GrantRegistry, binding: Binding, pairs: tuple[tuple[str, str], ...]
-) -> None:
-    handle = grant(repo, registry, "src/app.py", (5, 12))
-    assert refused(repo, registry, binding, edit(handle, *pairs)) == "replacement_conflict"
-
-
-def test_a_file_that_is_not_utf8_keeps_its_other_bytes(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    (repo / "src/latin.py").write_bytes(b"# caf\xe9\nX = 1\n")
-    git(repo, "add", "src/latin.py")
-    git(repo, "commit", "-qm", "latin")
-    handle = grant(repo, registry, "src/latin.py")
-    patch = lower(proposal(edit(handle, ("X = 1", "X = 2"))), registry, binding, repo)
-    assert patch.changes[0].new_content == b"# caf\xe9\nX = 2\n"
-    assert patch.changes[0].expected_fingerprint == blob_id(b"# caf\xe9\nX = 1\n")
-
-
-def test_a_file_without_line_breaks_takes_replacement_content_as_given(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    (repo / "src/one.py").write_bytes(b"X = 1")
-    git(repo, "add", "src/one.py")
-    git(repo, "commit", "-qm", "one")
-    handle = grant(repo, registry, "src/one.py")
-    patch = lower(proposal(ReplaceFile(handle, "X = 2\r\nY = 3\n")), registry, binding, repo)
-    assert patch.changes[0].new_content == b"X = 2\r\nY = 3\n"
-
-
-def test_a_slice_reaching_past_the_end_of_the_file_covers_up_to_the_end(
-    repo: Path, registry: GrantRegistry, binding: Binding
-) -> None:
-    handle = grant(repo, registry, "src/app.py", (11, 40))
-    patch = lower(proposal(edit(handle, ("return value\n", "return 0\n"))), registry, binding, repo)
-    assert (patch.changes[0].new_content or b"").endswith(b"value = 1\n    return 0\n")
