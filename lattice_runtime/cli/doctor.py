@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,8 @@ import typer
 
 from lattice_runtime.cli.app import RepoOption, app, echo_json
 from lattice_runtime.compile import compile_task
+from lattice_runtime.errors import TaskInvalidError
+from lattice_runtime.machine import git_head, git_output, repository_root
 from lattice_runtime.verify import worktrees_dir
 
 __all__ = ["Check", "doctor"]
@@ -63,13 +64,16 @@ def run_checks(root: Path) -> list[Check]:
         Check("python", sys.version_info >= (3, 11), sys.version.split()[0]),
         _git_version(),
     ]
-    top = _git(root, "rev-parse", "--show-toplevel")
-    is_top = top is not None and Path(top).resolve() == root
-    checks.append(Check("repository", is_top, str(root) if is_top else f"{root}: not a git top"))
-    if not is_top:
+    try:  # the same rules lattice run applies
+        repository_root(root)
+    except TaskInvalidError as exc:
+        checks.append(Check("repository", False, exc.message))
         return checks
-    head = _git(root, "rev-parse", "--verify", "HEAD^{commit}")
-    checks.append(Check("base commit", head is not None, head or "no commit yet"))
+    checks.append(Check("repository", True, str(root)))
+    try:
+        checks.append(Check("base commit", True, git_head(root)))
+    except TaskInvalidError as exc:
+        checks.append(Check("base commit", False, exc.message))
     checks.append(_lattice_dir(root))
     task = compile_task("doctor check", root)
     commands = ", ".join(c.display for c in task.allowed_verification_commands)
@@ -81,7 +85,7 @@ def run_checks(root: Path) -> list[Check]:
 
 
 def _git_version() -> Check:
-    text = _git(Path.cwd(), "--version")
+    text = git_output(Path.cwd(), "--version")
     if text is None:
         return Check("git", False, "git is not on PATH")
     numbers = text.split()[-1].split(".")
@@ -94,13 +98,3 @@ def _lattice_dir(root: Path) -> Check:
     left = [p.name for p in directory.iterdir() if p.is_dir()] if directory.is_dir() else []
     detail = f"{root / '.lattice'} writable; {len(left)} worktree(s) present"
     return Check(".lattice", True, detail)
-
-
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, check=False, timeout=30
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None

@@ -21,6 +21,7 @@ from lattice_runtime.machine.record import (
     new_run_id,
 )
 from lattice_runtime.machine.runs import RUNS_DIR, list_runs, load_run, run_path, save_run
+from lattice_runtime.machine.start import git_head, git_output, repository_root
 from lattice_runtime.machine.states import (
     ALLOWED_TRANSITIONS,
     TERMINAL_STATES,
@@ -61,11 +62,14 @@ __all__ = [
     "VerificationRecord",
     "check_answer",
     "check_run_id",
+    "git_head",
+    "git_output",
     "is_allowed",
     "iso_utc",
     "list_runs",
     "load_run",
     "new_run_id",
+    "repository_root",
     "run_path",
     "run_task",
     "save_run",

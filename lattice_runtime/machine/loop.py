@@ -15,7 +15,6 @@ from lattice_runtime.errors import LatticeError
 from lattice_runtime.machine.engine import RunEngine
 from lattice_runtime.machine.journaling import Answered, note_answer, note_begin, verifications
 from lattice_runtime.machine.outcome import Observer, RunOptions, RunOutcome
-from lattice_runtime.protocol import PatchProposal, ProtocolViolation, parse_response
 from lattice_runtime.session import Journal
 from lattice_runtime.workers import Worker
 from lattice_runtime.workers.providers.usage import ProviderUsage
@@ -62,7 +61,7 @@ def run_task(
                 engine.submit(raw, usage if isinstance(usage, ProviderUsage) else None)
                 turn = engine.next_turn()
                 if journal is not None:
-                    answered = Answered(raw, _is_patch(raw), checked, turn, known)
+                    answered = Answered(raw, _was_patch(engine), checked, turn, known)
                     note_answer(journal, engine, answered)
         except KeyboardInterrupt:
             engine.cancel("interrupted")
@@ -70,8 +69,7 @@ def run_task(
         return engine.outcome()
 
 
-def _is_patch(raw: str) -> bool:
-    try:
-        return isinstance(parse_response(raw).response, PatchProposal)
-    except ProtocolViolation:
-        return False
+def _was_patch(engine: RunEngine) -> bool:
+    # The engine already parsed the answer; its turn record says what it was.
+    turns = engine.outcome().record.telemetry.turns
+    return bool(turns) and turns[-1].outcome == "patch"

@@ -22,7 +22,7 @@ from lattice_runtime.machine.states import RunState
 from lattice_runtime.session import SessionStore
 from lattice_runtime.verify import cleanup_stale
 
-__all__ = ["Started", "git_head", "repository_root", "start_run"]
+__all__ = ["Started", "git_head", "git_output", "repository_root", "start_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ def repository_root(path: Path) -> Path:
         TaskInvalidError: It is not.
     """
     root = path.resolve()
-    top = _git(root, "rev-parse", "--show-toplevel")
+    top = git_output(root, "rev-parse", "--show-toplevel")
     if top is None or Path(top).resolve() != root:
         raise TaskInvalidError(
             f"{root} is not the top directory of a git repository",
@@ -110,7 +110,7 @@ def git_head(root: Path) -> str:
     Raises:
         TaskInvalidError: The repository has no commit yet.
     """
-    head = _git(root, "rev-parse", "--verify", "HEAD^{commit}")
+    head = git_output(root, "rev-parse", "--verify", "HEAD^{commit}")
     if head is None:
         raise TaskInvalidError(
             f"{root} has no commit yet",
@@ -119,7 +119,8 @@ def git_head(root: Path) -> str:
     return head
 
 
-def _git(root: Path, *args: str) -> str | None:
+def git_output(root: Path, *args: str) -> str | None:
+    """``git args`` run in ``root``: its stripped stdout, or ``None`` when it failed."""
     try:
         done = subprocess.run(
             ["git", *args], cwd=root, capture_output=True, text=True, check=False, timeout=60
