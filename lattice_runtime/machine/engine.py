@@ -215,7 +215,10 @@ class RunEngine:
             self._state.awaiting = True
             kind = self._state.pending
             self._step(RunState.WORKER_RUNNING, f"turn {self._state.turns} ({kind})")
+            turn = self._turn()
+            self._state.prompt_tokens = count_tokens(turn.prompt)  # counted once per turn
             self._save()
+            return turn
         return self._turn()
 
     def submit(self, raw: str, usage: ProviderUsage | None = None) -> None:
@@ -267,7 +270,7 @@ class RunEngine:
     def _answer(self, raw: str) -> None:
         kind = self._state.pending or "initial"
         digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
-        tokens = count_tokens(self._turn().prompt)
+        tokens = self._state.prompt_tokens
         try:
             parsed = parse_response(raw)
         except ProtocolViolation as violation:

@@ -55,6 +55,7 @@ class EngineState:
         feedback: The feedback of that turn.
         awaiting: A turn was handed out and its answer is awaited (state ``WORKER_RUNNING``).
         turns: Worker turns taken.
+        prompt_tokens: Exact tokens of the prompt of the turn handed out last.
         repairs: Protocol-repair turns taken.
         revisions: Patch revisions taken.
         refused: Suggested commands the allowlist refused (never run).
@@ -77,6 +78,7 @@ class EngineState:
     feedback: str | None = None
     awaiting: bool = False
     turns: int = 0
+    prompt_tokens: int = 0
     repairs: int = 0
     revisions: int = 0
     refused: tuple[str, ...] = ()
@@ -146,7 +148,7 @@ def _encode(state: EngineState) -> Json:
         "pending": state.pending,
         "feedback": state.feedback,
         "awaiting": state.awaiting,
-        "counters": [state.turns, state.repairs, state.revisions],
+        "counters": [state.turns, state.repairs, state.revisions, state.prompt_tokens],
         "refused": list(state.refused),
         "pages": [_page(page) for page in state.pages],
         "granted": [_granted(page) for page in state.granted],
@@ -262,7 +264,7 @@ def _decode(data: Json) -> EngineState:
     pending = data["pending"]
     if pending is not None and pending not in _TURN_KINDS:
         raise ValueError(f"turn kind {pending!r}")
-    turns, repairs, revisions = (int(n) for n in data["counters"])
+    turns, repairs, revisions, prompt_tokens = (int(n) for n in data["counters"])
     pages = [_unpage(item) for item in data["pages"]]
     granted = [_ungranted(item, pages) for item in data["granted"]]
     return EngineState(
@@ -274,6 +276,7 @@ def _decode(data: Json) -> EngineState:
         feedback=data["feedback"],
         awaiting=bool(data["awaiting"]),
         turns=turns,
+        prompt_tokens=prompt_tokens,
         repairs=repairs,
         revisions=revisions,
         refused=tuple(str(r) for r in data["refused"]),

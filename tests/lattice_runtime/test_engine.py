@@ -10,6 +10,7 @@ import pytest
 from lattice_runtime.errors import SessionError, StaleFileError
 from lattice_runtime.machine import RunEngine, RunOptions, RunState
 from lattice_runtime.workers import MockWorker
+from repocontext.tokens import count_tokens
 from tests.lattice_runtime.fixture_repos import (
     PY_GOAL,
     SERVICE,
@@ -38,6 +39,8 @@ def test_a_run_can_be_answered_by_another_engine_object(tmp_path: Path) -> None:
         assert second.awaiting and second.state is RunState.WORKER_RUNNING
         second.submit(raw)
         assert second.done and second.outcome().passed
+        (recorded,) = second.outcome().record.telemetry.turns
+        assert recorded.prompt_tokens == count_tokens(turn.prompt)  # counted at hand-out
     assert pytest_exit(repo) == 0
 
 
