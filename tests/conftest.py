@@ -4,8 +4,13 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+import itertools
+import os
+
 import pytest
 from hypothesis import HealthCheck, settings
+
+from repocontext.testing_pg import PostgresCluster
 
 # Hypothesis' too_slow health check times input generation by the wall clock: on a loaded
 # 2-core machine one draw took 35 s (a scheduling stall, not a slow strategy) and failed a
@@ -54,3 +59,19 @@ def run_lock_holder() -> Callable[..., AbstractContextManager[subprocess.Popen[s
     """Start another process holding a repository's run lock: ``with run_lock_holder(data_dir,
     repo_id) as process``."""
     return _hold_run_lock
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PostgresCluster]:
+    """One throwaway PostgreSQL cluster for the whole session (tests use their own tables)."""
+    with PostgresCluster() as cluster:
+        yield cluster
+
+
+_PREFIXES = itertools.count()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: PostgresCluster) -> str:
+    """A store URL on the session's cluster whose tables no other test uses."""
+    return pg_cluster.store_url(f"t{os.getpid()}_{next(_PREFIXES)}_")

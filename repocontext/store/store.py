@@ -16,6 +16,7 @@ from typing import Final, TypeVar
 
 from repocontext.errors import (
     FeedTrimmedError,
+    InvalidInputError,
     MergeModeError,
     StoreUnavailableError,
 )
@@ -52,6 +53,8 @@ DEFAULT_FEED_MAX_EVENTS: Final = 1_000_000
 """Change-feed events kept at most (about 80 MB; a cold index of 25,000 files writes ~520,000)."""
 _CLIENT_ID_BITS: Final = 52
 _FENCE_REGISTER: Final = "fence"
+URL_SCHEMES: Final = ("postgresql", "postgres")
+"""Store URL schemes (each selects the PostgreSQL backend)."""
 _T = TypeVar("_T")
 
 
@@ -83,8 +86,14 @@ class Store:
         """Validated write operations, for :class:`Batch` and the single-write methods."""
 
     @staticmethod
-    def exists(data_dir: Path) -> bool:
-        """Whether ``data_dir`` holds a store (:meth:`open` would open, not create, one)."""
+    def exists(data_dir: Path, store_url: str | None = None) -> bool:
+        """Whether ``data_dir`` holds a store (:meth:`open` would open, not create, one).
+
+        With a ``store_url`` the store is the database's: it is taken to exist (opening it
+        read-only reports missing tables as ``store.unavailable``).
+        """
+        if store_url:
+            return True
         return (Path(data_dir) / STORE_DIR / DATA_FILE).is_file()
 
     @classmethod
@@ -99,21 +108,31 @@ class Store:
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         tombstone_grace_seconds: float = DEFAULT_TOMBSTONE_GRACE_SECONDS,
         feed_max_events: int = DEFAULT_FEED_MAX_EVENTS,
+        store_url: str | None = None,
     ) -> Store:
-        """Open (creating when writable) the LMDB store under ``data_dir/store``.
+        """Open (creating when writable) the store: LMDB under ``data_dir/store`` by default.
+
+        A ``store_url`` of ``postgresql://`` (or ``postgres://``) opens the PostgreSQL backend
+        on that database instead (see :mod:`repocontext.store.postgres_backend`); ``data_dir``
+        then holds only what the server derives (indexes) and its locks.
 
         Raises:
+            InvalidInputError: ``store_url`` is not a supported store URL.
             StoreReadOnlyError: ``data_dir`` cannot be written and ``read_only`` is False.
-            StoreUnavailableError: The environment cannot be opened.
+            StoreUnavailableError: The environment or the database cannot be opened.
         """
         trees = [*TREES, *w.INTERNAL_TREES]
-        backend = LmdbBackend(
-            Path(data_dir) / STORE_DIR,
-            trees,
-            read_only=read_only,
-            map_bytes=map_bytes,
-            max_map_bytes=max_map_bytes,
-        )
+        backend: Backend
+        if store_url:
+            backend = _url_backend(store_url, trees, read_only=read_only)
+        else:
+            backend = LmdbBackend(
+                Path(data_dir) / STORE_DIR,
+                trees,
+                read_only=read_only,
+                map_bytes=map_bytes,
+                max_map_bytes=max_map_bytes,
+            )
         return cls(
             backend,
             clock=clock,
@@ -440,8 +459,6 @@ class Store:
 
         return self.backend.write(transaction)
 
-        return self.backend.write(transaction)
-
     def _commit_live(self, tree: str, key: str, op: w.Op | w.PutGroup) -> Record:
         record = self._commit_one(tree, key, op)
         if record is None:  # put and merge_fields always store a frame
@@ -548,3 +565,17 @@ class Store:
             return new
 
         return self.backend.write(create)
+
+
+def _url_backend(store_url: str, trees: list[str], *, read_only: bool) -> Backend:
+    scheme = store_url.partition("://")[0].lower() if "://" in store_url else ""
+    if scheme not in URL_SCHEMES:
+        raise InvalidInputError(
+            f"the store URL scheme {scheme or '(none)'!r} is not supported",
+            hint="Use postgresql://user@host:port/dbname, or leave store_url unset for the "
+            "embedded LMDB store in the data directory.",
+        )
+    # Imported here: psycopg is loaded only by processes that use PostgreSQL.
+    from repocontext.store.postgres_backend import PostgresBackend
+
+    return PostgresBackend(store_url, trees, read_only=read_only)

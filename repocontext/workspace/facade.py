@@ -80,9 +80,10 @@ class Workspace(Reading):
     def open(
         cls, settings: Settings, *, clock: Clock | None = None, read_only: bool = False
     ) -> Workspace:
-        """Open the store under ``settings.data_dir``.
+        """Open the store under ``settings.data_dir`` (or at ``settings.store_url``).
 
         Raises:
+            InvalidInputError: ``settings.store_url`` is not a supported store URL.
             StoreReadOnlyError: The data directory cannot be written.
             StoreUnavailableError: The store cannot be opened.
         """
@@ -92,6 +93,7 @@ class Workspace(Reading):
             read_only=read_only,
             clock=clock,
             feed_max_events=settings.feed_max_events,
+            store_url=settings.store_url,
         )
         return cls(settings, store, clock)
 
