@@ -1,11 +1,10 @@
+import itertools
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-
-import itertools
-import os
 
 import pytest
 from hypothesis import HealthCheck, settings
