@@ -71,6 +71,18 @@ _PREFIXES = itertools.count()
 
 
 @pytest.fixture
-def pg_url(pg_cluster: PostgresCluster) -> str:
+def pg_store_url(pg_cluster: PostgresCluster) -> Callable[..., str]:
+    """``pg_store_url(name="data")``: the URL of this test's store ``name`` on the session's
+    cluster (tables no other test uses; the same name gives the same store)."""
+    test = f"t{os.getpid()}_{next(_PREFIXES)}_"
+
+    def url(name: str = "data", *, retry_seconds: float | None = None) -> str:
+        return pg_cluster.store_url(f"{test}{name}_", retry_seconds=retry_seconds)
+
+    return url
+
+
+@pytest.fixture
+def pg_url(pg_store_url: Callable[..., str]) -> str:
     """A store URL on the session's cluster whose tables no other test uses."""
-    return pg_cluster.store_url(f"t{os.getpid()}_{next(_PREFIXES)}_")
+    return pg_store_url()

@@ -16,18 +16,15 @@ def backend(request) -> str:
 
 
 @pytest.fixture
-def store_url(backend, request) -> str | None:
-    """``None`` for LMDB, else a fresh PostgreSQL store URL."""
-    return request.getfixturevalue("pg_url") if backend == "postgresql" else None
+def open_store(tmp_path, clock, backend, request):
+    """``open_store(name="data", **options)``: open this test's store ``name`` on the test's
+    backend (the same name opens the same store again), with options of ``Store.open``."""
+    urls = request.getfixturevalue("pg_store_url") if backend == "postgresql" else None
 
-
-@pytest.fixture
-def open_store(tmp_path, clock, store_url):
-    """Open the test's store (the same one on every call), with options of ``Store.open``."""
-
-    def opener(**options):
+    def opener(name="data", **options):
         options.setdefault("clock", clock)
-        return Store.open(tmp_path / "data", store_url=store_url, **options)
+        url = urls(name) if urls is not None else None
+        return Store.open(tmp_path / name, store_url=url, **options)
 
     return opener
 
