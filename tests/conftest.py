@@ -25,19 +25,21 @@ def anyio_backend() -> str:
 
 @contextmanager
 def _hold_run_lock(
-    data_dir: Path, repo_id: str, seconds: float | None = None
+    data_dir: Path, repo_id: str, seconds: float | None = None, store_url: str = ""
 ) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding the run lock of ``repo_id`` in the store of ``data_dir``
-    (as an index run in it does), until the block ends or for ``seconds``."""
+    """Another process holding the run lock of ``repo_id`` in the store of ``data_dir`` (or
+    at ``store_url``), as an index run in it does, until the block ends or for ``seconds``."""
     hold = "sys.stdin.read()" if seconds is None else f"time.sleep({seconds})"
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys, time; from repocontext.store import Store\n"
-            f"with Store.open(sys.argv[1]) as s, s.exclusive('index:{repo_id}') as held:\n"
+            "with Store.open(sys.argv[1], store_url=sys.argv[2] or None) as s, "
+            f"s.exclusive('index:{repo_id}') as held:\n"
             f"    print(held, flush=True); {hold}",
             str(data_dir),
+            store_url,
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -7,6 +7,13 @@ from repocontext.store import MEMORY, STRUCTURAL, DocPatch, Store
 from repocontext.store.keys import file_key, mem_key
 
 
+def open_store(target: str, **options: int) -> Store:
+    """Open the store ``target`` names: a data directory, or a PostgreSQL store URL."""
+    if "://" in target:
+        return Store.open(Path("."), store_url=target)
+    return Store.open(Path(target), **options)
+
+
 def fields(data_dir: str, worker: str, records: str, pad: str = "0") -> None:
     """Write field ``w{worker}`` and tag ``t{worker}`` into every shared record.
 
@@ -14,7 +21,7 @@ def fields(data_dir: str, worker: str, records: str, pad: str = "0") -> None:
     processes grow the map under each other.
     """
     map_bytes = 1 << 20 if int(pad) else 256 << 20
-    with Store.open(Path(data_dir), map_bytes=map_bytes) as store:
+    with open_store(data_dir, map_bytes=map_bytes) as store:
         for i in range(int(records)):
             patch = DocPatch(set_fields={f"w{worker}": i}, add={"tags": [f"t{worker}"]})
             store.merge_fields(MEMORY, mem_key("r", "shared", f"e{i}"), patch)
@@ -25,7 +32,7 @@ def fields(data_dir: str, worker: str, records: str, pad: str = "0") -> None:
 
 def batches(data_dir: str, commit_every: str) -> None:
     """Write forever in batches, printing every acknowledged key range."""
-    with Store.open(Path(data_dir)) as store:
+    with open_store(data_dir) as store:
 
         def acknowledged(keys: list[str]) -> None:
             print(f"ACK {keys[0]} {keys[-1]} {len(keys)}", flush=True)
