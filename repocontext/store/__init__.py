@@ -1,8 +1,10 @@
-"""The durable CRDT store on LMDB: named trees, typed records, TTL, change feed, archive.
+"""The durable CRDT store: named trees, typed records, TTL, change feed, archive.
+
+On LMDB by default, or on PostgreSQL (``store_url``) when several servers share one store.
 
 Public surface::
 
-    Store.open(data_dir) -> Store
+    Store.open(data_dir, store_url=None) -> Store   LMDB, or PostgreSQL for a postgresql:// URL
     store.get / scan / count / iter_records       reads (tombstones and expired hidden)
     store.put / merge_fields / set_flag / delete  writes, acknowledged once durable
     store.apply_update / export_update            CRDT exchange with other replicas
@@ -19,6 +21,7 @@ from repocontext.store.backend import Backend, BackendStats, ReadTxn, WriteTxn
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, iso_utc
 from repocontext.store.document import DocPatch, DocState
+from repocontext.store.engines import redact_url
 from repocontext.store.memo import StoreMemo
 from repocontext.store.records import Value
 from repocontext.store.repos import (
@@ -88,5 +91,6 @@ __all__ = [
     "iso_utc",
     "read_embed_status",
     "read_repo",
+    "redact_url",
     "stored_repo_value",
 ]

@@ -24,6 +24,7 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 
 from repocontext.errors import InvalidInputError, StoreUnavailableError
+from repocontext.store.engines import redact_url
 
 __all__ = [
     "DEFAULT_RETRY_SECONDS",
@@ -34,7 +35,6 @@ __all__ = [
     "StoreUrl",
     "create_schema",
     "parse_store_url",
-    "redact_url",
 ]
 
 SCHEMES: Final = ("postgresql", "postgres")
@@ -106,18 +106,6 @@ def _retry_seconds(raw: str | None) -> float:
             hint="Pass e.g. ?retry_seconds=5 in the store URL.",
         )
     return value
-
-
-def redact_url(url: str) -> str:
-    """Return ``url`` without its password (in the user part or a ``password`` parameter)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        userinfo, _, hostinfo = netloc.rpartition("@")
-        user = userinfo.partition(":")[0]
-        netloc = f"{user}@{hostinfo}"
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, True) if k != "password"])
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 class Statements:

@@ -76,6 +76,13 @@ class Backend(Protocol):
     """An engine of named, ordered, transactional trees."""
 
     read_only: bool
+    engine: str
+    """The engine's name (``lmdb``, ``postgresql``)."""
+
+    @property
+    def location(self) -> str:
+        """Where the data lives (a directory, or a database URL without its password)."""
+        ...
 
     def read(self) -> AbstractContextManager[ReadTxn]:
         """Open a read snapshot for the ``with`` block."""
@@ -95,6 +102,14 @@ class Backend(Protocol):
 
     def stats(self) -> BackendStats:
         """Return physical statistics."""
+        ...
+
+    def ping(self) -> float:
+        """Return the seconds one minimal read takes, without retrying (a health probe).
+
+        Raises:
+            StoreUnavailableError: The engine does not answer.
+        """
         ...
 
     def exclusive(self, name: str) -> AbstractContextManager[bool]:

@@ -163,6 +163,8 @@ class _Txn:
 class LmdbBackend:
     """Named trees in one LMDB environment (a directory)."""
 
+    engine = "lmdb"
+
     def __init__(
         self,
         path: Path,
@@ -370,6 +372,22 @@ class LmdbBackend:
         return BackendStats(
             "lmdb", str(self.path), int(info["map_size"]), used, file_bytes, entries
         )
+
+    @property
+    def location(self) -> str:
+        """The environment's directory."""
+        return str(self.path)
+
+    def ping(self) -> float:
+        """Return the seconds a read transaction takes to begin and end.
+
+        Raises:
+            StoreUnavailableError: The store is closed or broken.
+        """
+        started = time.perf_counter()
+        with self.read():
+            pass
+        return time.perf_counter() - started
 
     def close(self) -> None:
         """Close the environment (idempotent)."""

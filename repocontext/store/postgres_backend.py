@@ -229,6 +229,8 @@ class _WriteTxn:
 class PostgresBackend:
     """Named trees in tables of a PostgreSQL database (see the module docstring)."""
 
+    engine = "postgresql"
+
     def __init__(
         self,
         url: str,
@@ -442,6 +444,11 @@ class PostgresBackend:
         return BackendStats(
             "postgresql", self.path, int(sizes[0]), int(sizes[1]), int(sizes[2]), entries
         )
+
+    @property
+    def location(self) -> str:
+        """The store URL without its password."""
+        return self.url.shown
 
     def ping(self) -> float:
         """Return the seconds one round trip to the database takes (no retry).

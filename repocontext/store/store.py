@@ -16,7 +16,6 @@ from typing import Final, TypeVar
 
 from repocontext.errors import (
     FeedTrimmedError,
-    InvalidInputError,
     MergeModeError,
     StoreUnavailableError,
 )
@@ -26,6 +25,7 @@ from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock
 from repocontext.store.document import DocPatch, DocState
+from repocontext.store.engines import url_backend
 from repocontext.store.frame_view import live_header, record_of
 from repocontext.store.keys import key_bytes, validate_key
 from repocontext.store.lmdb_backend import DATA_FILE, DEFAULT_MAP_BYTES, LmdbBackend
@@ -53,8 +53,6 @@ DEFAULT_FEED_MAX_EVENTS: Final = 1_000_000
 """Change-feed events kept at most (about 80 MB; a cold index of 25,000 files writes ~520,000)."""
 _CLIENT_ID_BITS: Final = 52
 _FENCE_REGISTER: Final = "fence"
-URL_SCHEMES: Final = ("postgresql", "postgres")
-"""Store URL schemes (each selects the PostgreSQL backend)."""
 _T = TypeVar("_T")
 
 
@@ -124,7 +122,7 @@ class Store:
         trees = [*TREES, *w.INTERNAL_TREES]
         backend: Backend
         if store_url:
-            backend = _url_backend(store_url, trees, read_only=read_only)
+            backend = url_backend(store_url, trees, read_only=read_only)
         else:
             backend = LmdbBackend(
                 Path(data_dir) / STORE_DIR,
@@ -523,6 +521,24 @@ class Store:
 
         return sweep_once(self, limit=limit)
 
+    @property
+    def engine(self) -> str:
+        """The backend's engine name (``lmdb``, ``postgresql``)."""
+        return self.backend.engine
+
+    @property
+    def location(self) -> str:
+        """Where the store lives (a directory, or a database URL without its password)."""
+        return self.backend.location
+
+    def ping(self) -> float:
+        """Return the seconds one minimal read takes, without retrying (a health probe).
+
+        Raises:
+            StoreUnavailableError: The store is closed or its engine does not answer.
+        """
+        return self.backend.ping()
+
     def stats(self) -> StoreStats:
         """Return store statistics."""
         raw = self.backend.stats()
@@ -565,17 +581,3 @@ class Store:
             return new
 
         return self.backend.write(create)
-
-
-def _url_backend(store_url: str, trees: list[str], *, read_only: bool) -> Backend:
-    scheme = store_url.partition("://")[0].lower() if "://" in store_url else ""
-    if scheme not in URL_SCHEMES:
-        raise InvalidInputError(
-            f"the store URL scheme {scheme or '(none)'!r} is not supported",
-            hint="Use postgresql://user@host:port/dbname, or leave store_url unset for the "
-            "embedded LMDB store in the data directory.",
-        )
-    # Imported here: psycopg is loaded only by processes that use PostgreSQL.
-    from repocontext.store.postgres_backend import PostgresBackend
-
-    return PostgresBackend(store_url, trees, read_only=read_only)

@@ -50,7 +50,7 @@ from repocontext.search.semantic import EmbedReport
 from repocontext.search.service import SearchResult
 from repocontext.settings import Settings
 from repocontext.store import Clock, Store, StoreStats, SweepReport, SystemClock
-from repocontext.workspace.health import HealthReport, health_report
+from repocontext.workspace.health import HealthReport, StoreHealth, health_report, store_health
 from repocontext.workspace.reading import Reading
 from repocontext.workspace.registry import RepoInfo
 from repocontext.workspace.services import Services
@@ -226,6 +226,10 @@ class Workspace(Reading):
         """
         repos = [r for r in self.list_repos() if visible is None or visible(r.repo_id)]
         return health_report(repos, repo_id)
+
+    def store_health(self) -> StoreHealth:
+        """Probe the store's engine once: reachable or not, and its round-trip latency."""
+        return store_health(self._store)
 
     def remove_repo(self, repo_id: str) -> RepoRemoval:
         """Unregister a repository and delete every record of it; files on disk stay.
