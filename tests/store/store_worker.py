@@ -44,5 +44,25 @@ def batches(data_dir: str, commit_every: str) -> None:
                 i += 1
 
 
+def claims(target: str, worker: str, rounds: str, key: str) -> None:
+    """Claim ``key`` ``rounds`` times (waiting in line), write with the token, release it.
+
+    Prints ``TOKEN n`` for every token granted, once the fenced write with it has landed.
+    """
+    from repocontext.claims import ClaimService
+    from repocontext.memory import MemoryService
+
+    with open_store(target) as store:
+        memory, service = MemoryService(store), ClaimService(store)
+        for i in range(int(rounds)):
+            got = service.claim(key, f"w{worker}", lease_seconds=60, max_wait_seconds=120)
+            token = got.fencing_token
+            assert token is not None, got
+            memory.update(key, fields={"body": f"w{worker} {i} token {token}"}, fencing_token=token)
+            print(f"TOKEN {token}", flush=True)
+            service.release(key, token)
+    print("done", flush=True)
+
+
 if __name__ == "__main__":
-    {"fields": fields, "batches": batches}[sys.argv[1]](*sys.argv[2:])
+    {"fields": fields, "batches": batches, "claims": claims}[sys.argv[1]](*sys.argv[2:])
