@@ -44,16 +44,18 @@ class PostgresMissingError(RuntimeError):
     """The PostgreSQL server binaries are not installed."""
 
 
-def find_postgres_bin() -> Path:
+def find_postgres_bin(path: str | None = None, search_dirs: tuple[str, ...] = _SEARCH_DIRS) -> Path:
     """Return the directory holding ``initdb`` and ``postgres``.
 
+    ``path`` is the search path (default: ``PATH``), then ``search_dirs``'s ``*/bin``.
+
     Raises:
-        PostgresMissingError: They are neither on ``PATH`` nor in a Debian install directory.
+        PostgresMissingError: They are neither on the path nor in an install directory.
     """
-    found = shutil.which("initdb")
-    if found and shutil.which("postgres"):
+    found = shutil.which("initdb", path=path)
+    if found and shutil.which("postgres", path=path):
         return Path(found).resolve().parent
-    for root in _SEARCH_DIRS:
+    for root in search_dirs:
         for candidate in sorted(Path(root).glob("*/bin"), reverse=True):
             if (candidate / "initdb").is_file() and (candidate / "postgres").is_file():
                 return candidate
@@ -93,7 +95,12 @@ class PostgresCluster:
         """
         self.root = Path(tempfile.mkdtemp(prefix="repocontext-pg-"))
         if self._as_postgres:
-            user = pwd.getpwnam("postgres")
+            try:
+                user = pwd.getpwnam("postgres")
+            except KeyError:
+                raise PostgresMissingError(
+                    f"initdb refuses to run as root and there is no postgres user; {INSTALL_HINT}"
+                ) from None
             os.chown(self.root, user.pw_uid, user.pw_gid)
         done = subprocess.run(
             [
