@@ -141,6 +141,7 @@ class Statements:
         ).format(writer)
         self.begin_read = sql.SQL("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         self.get = sql.SQL("SELECT v FROM {} WHERE tree = %s AND k = %s").format(kv)
+        self.get_many = sql.SQL("SELECT k, v FROM {} WHERE tree = %s AND k = ANY(%s)").format(kv)
         self.page = sql.SQL(
             "SELECT k, v FROM {} WHERE tree = %s AND k >= %s ORDER BY k LIMIT %s"
         ).format(kv)

@@ -50,6 +50,13 @@ class WriteTxn(ReadTxn, Protocol):
         """Return ``(get, put)`` bound to one tree, for tight loops over many keys."""
         ...
 
+    def get_many(self, tree: str, keys: list[bytes]) -> list[bytes | None]:
+        """Return the values of ``keys`` (``None`` for a missing one), in their order.
+
+        One request where the engine is remote; the same as many :meth:`get` calls locally.
+        """
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class BackendStats:

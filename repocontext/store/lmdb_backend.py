@@ -156,6 +156,12 @@ class _Txn:
         get = cast(Callable[[bytes], bytes | None], partial(self._txn.get, db=db))
         return get, partial(self._txn.put, db=db)
 
+    def get_many(self, tree: str, keys: list[bytes]) -> list[bytes | None]:
+        # Write transactions run with buffers=False, so get() returns bytes, never a view.
+        get = cast(Callable[..., bytes | None], self._txn.get)
+        db = self._dbs.get(tree) or self._db(tree)
+        return [get(key, db=db) for key in keys]
+
     def delete(self, tree: str, key: bytes) -> bool:
         return bool(self._txn.delete(key, db=self._db(tree)))
 

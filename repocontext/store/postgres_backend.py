@@ -169,6 +169,15 @@ class _WriteTxn:
         rows = self._rows(self._stmts.get, (tree, key))
         return bytes(rows[0][0]) if rows else None
 
+    def get_many(self, tree: str, keys: list[bytes]) -> list[bytes | None]:
+        pending = self._pending.get(tree, {})
+        wanted = [key for key in keys if key not in pending]
+        found: dict[bytes, bytes] = {}
+        if wanted:
+            rows = self._rows(self._stmts.get_many, (tree, wanted))
+            found = {bytes(key): bytes(value) for key, value in rows}
+        return [pending[key] if key in pending else found.get(key) for key in keys]
+
     def iterate(self, tree: str, start: bytes, stop: bytes | None) -> Iterator[tuple[bytes, bytes]]:
         while True:
             self.flush()  # the rows then include this transaction's own writes
@@ -448,18 +457,27 @@ class PostgresBackend:
         """Return the database's and the tables' sizes and entries per tree.
 
         ``map_bytes`` is the whole database's size, ``used_bytes`` the key table's heap and
-        ``file_bytes`` the store's tables with their indexes.
+        ``file_bytes`` the store's tables with their indexes; all three are 0 on an engine
+        without PostgreSQL's size functions.
 
         Raises:
             StoreUnavailableError: The store is closed or the database is unreachable.
         """
         with self.read() as txn:
-            sizes = txn._query(self.statements.sizes, ())[0]
             counts = {str(tree): int(n) for tree, n in txn._query(self.statements.counts, ())}
         entries = {name: counts.get(name, 0) for name in self._trees}
-        return BackendStats(
-            "postgresql", self.path, int(sizes[0]), int(sizes[1]), int(sizes[2]), entries
-        )
+        sizes = self._sizes()
+        return BackendStats("postgresql", self.path, *sizes, entries)
+
+    def _sizes(self) -> tuple[int, int, int]:
+        try:
+            with self._pool.connection(timeout=max(self.url.retry_seconds, 1.0)) as conn:
+                row = conn.execute(self.statements.sizes).fetchone()
+        except (pg_errors.UndefinedFunction, pg_errors.FeatureNotSupported):
+            return 0, 0, 0  # (a PostgreSQL-compatible engine without the size functions)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self.unavailable(exc, "cannot read the store's size") from exc
+        return (0, 0, 0) if row is None else (int(row[0]), int(row[1]), int(row[2]))
 
     @property
     def location(self) -> str:
