@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
-from repocontext.errors import StoreUnavailableError
+from repocontext.errors import StoreNotFoundError, StoreUnavailableError
 from repocontext.settings import Settings
 from repocontext.store import redact_url
 from repocontext.workspace import Workspace
@@ -40,7 +40,7 @@ def doctor_report(settings: Settings) -> _Report:
         with Workspace.open(settings, read_only=True) as workspace:
             probe = workspace.store_health()
             stats = workspace.stats()
-    except StoreUnavailableError as exc:
+    except (StoreUnavailableError, StoreNotFoundError) as exc:
         report["store"] = None
         report["storeError"] = exc.to_dict()
         return report

@@ -5,7 +5,8 @@ two optional parameters of its own, taken out before the URL reaches libpq:
 
 * ``table_prefix``: the tables' name prefix (default ``repocontext_``), so several stores can
   share one database;
-* ``retry_seconds``: how long a read keeps retrying a lost connection (default 5).
+* ``retry_seconds``: how long a read keeps retrying a lost connection (default 5);
+* ``pool_size``: the most connections one process keeps open (default 16).
 
 The store lives in three tables: ``<prefix>kv`` (every tree's keys and values, ordered by
 ``(tree, k)``; ``bytea`` compares bytewise, the key order the store needs), ``<prefix>writer``
@@ -23,10 +24,11 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 
-from repocontext.errors import InvalidInputError, StoreUnavailableError
+from repocontext.errors import InvalidInputError, StoreNotFoundError, StoreUnavailableError
 from repocontext.store.engines import redact_url
 
 __all__ = [
+    "DEFAULT_POOL_SIZE",
     "DEFAULT_RETRY_SECONDS",
     "DEFAULT_TABLE_PREFIX",
     "SCHEMA_VERSION",
@@ -42,7 +44,8 @@ DEFAULT_TABLE_PREFIX: Final = "repocontext_"
 DEFAULT_RETRY_SECONDS: Final = 5.0
 SCHEMA_VERSION: Final = 1
 _PREFIX_RE: Final = re.compile(r"[a-z_][a-z0-9_]{0,39}")
-_OWN_PARAMS: Final = ("table_prefix", "retry_seconds")
+_OWN_PARAMS: Final = ("table_prefix", "retry_seconds", "pool_size")
+DEFAULT_POOL_SIZE: Final = 16
 _SCHEMA_ATTEMPTS: Final = 5
 
 
@@ -56,6 +59,7 @@ class StoreUrl:
         password: The password, to scrub from messages (empty when none).
         table_prefix: Prefix of the store's table names.
         retry_seconds: How long reads retry a lost connection.
+        pool_size: The most connections one process keeps open.
     """
 
     conninfo: str
@@ -63,6 +67,7 @@ class StoreUrl:
     password: str
     table_prefix: str
     retry_seconds: float
+    pool_size: int = DEFAULT_POOL_SIZE
 
 
 def parse_store_url(url: str) -> StoreUrl:
@@ -88,9 +93,21 @@ def parse_store_url(url: str) -> StoreUrl:
             hint="Use lower-case letters, digits and underscores (at most 40, not a digit first).",
         )
     retry = _retry_seconds(own.get("retry_seconds"))
+    pool_size = _pool_size(own.get("pool_size"))
     conninfo = urlunsplit(parts._replace(query=urlencode(rest)))
     password = parts.password or dict(rest).get("password", "")
-    return StoreUrl(conninfo, redact_url(conninfo), password, prefix, retry)
+    return StoreUrl(conninfo, redact_url(conninfo), password, prefix, retry, pool_size)
+
+
+def _pool_size(raw: str | None) -> int:
+    if raw is None:
+        return DEFAULT_POOL_SIZE
+    if not raw.isdigit() or not 2 <= int(raw) <= 1000:
+        raise InvalidInputError(
+            f"pool_size {raw[:20]!r} is not a number of connections between 2 and 1000",
+            hint="Pass e.g. ?pool_size=16 in the store URL.",
+        )
+    return int(raw)
 
 
 def _retry_seconds(raw: str | None) -> float:
@@ -196,12 +213,13 @@ def check_version(conn: psycopg.Connection[tuple[object, ...]], stmts: Statement
     """Refuse tables whose schema version is newer than this code knows.
 
     Raises:
-        StoreUnavailableError: The version is unknown, or the tables are missing.
+        StoreNotFoundError: The tables are missing.
+        StoreUnavailableError: The version is unknown.
     """
     try:
         row = conn.execute(stmts.version).fetchone()
     except pg_errors.UndefinedTable:
-        raise StoreUnavailableError(
+        raise StoreNotFoundError(
             "the database holds no repocontext store (its tables are missing)",
             hint="Open it once without read-only (e.g. `repocontext serve --store-url ...`) "
             "to create the tables, or check the table_prefix of the store URL.",

@@ -51,7 +51,6 @@ T = TypeVar("T")
 Conn = psycopg.Connection[TupleRow]
 PAGE_ROWS: Final = 500
 """Rows per page when a range is read."""
-DEFAULT_POOL_SIZE: Final = 16
 _MAX_RERUNS: Final = 64
 _FIRST_DELAY: Final = 0.02
 _MAX_DELAY: Final = 0.5
@@ -257,14 +256,14 @@ class PostgresBackend:
         trees: list[str],
         *,
         read_only: bool = False,
-        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
         """Connect to the database of ``url`` and create the store's tables when missing.
 
         Raises:
             InvalidInputError: The URL is not a usable ``postgresql://`` store URL.
+            StoreNotFoundError: ``read_only`` and the database holds no store tables.
             StoreUnavailableError: The database cannot be reached, or holds tables of an
-                unknown newer schema (or none, when ``read_only``).
+                unknown newer schema.
         """
         self.url: StoreUrl = parse_store_url(url)
         self.path = self.url.shown
@@ -276,7 +275,7 @@ class PostgresBackend:
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             self.url.conninfo,
             min_size=1,
-            max_size=max(pool_size, 2),
+            max_size=self.url.pool_size,
             kwargs={"autocommit": True, "connect_timeout": _CONNECT_TIMEOUT},
             open=False,
             name="repocontext-store",

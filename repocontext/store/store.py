@@ -17,6 +17,7 @@ from typing import Final, TypeVar
 from repocontext.errors import (
     FeedTrimmedError,
     MergeModeError,
+    StoreNotFoundError,
     StoreUnavailableError,
 )
 from repocontext.store import _writes as w
@@ -85,12 +86,19 @@ class Store:
 
     @staticmethod
     def exists(data_dir: Path, store_url: str | None = None) -> bool:
-        """Whether ``data_dir`` holds a store (:meth:`open` would open, not create, one).
+        """Whether ``data_dir`` (or the database of ``store_url``) holds a store.
 
-        With a ``store_url`` the store is the database's: it is taken to exist (opening it
-        read-only reports missing tables as ``store.unavailable``).
+        True means :meth:`open` would open, not create, one.
+
+        Raises:
+            InvalidInputError: ``store_url`` is not a supported store URL.
+            StoreUnavailableError: The database of ``store_url`` cannot be reached.
         """
         if store_url:
+            try:
+                url_backend(store_url, [*TREES, *w.INTERNAL_TREES], read_only=True).close()
+            except StoreNotFoundError:
+                return False
             return True
         return (Path(data_dir) / STORE_DIR / DATA_FILE).is_file()
 
@@ -116,6 +124,7 @@ class Store:
 
         Raises:
             InvalidInputError: ``store_url`` is not a supported store URL.
+            StoreNotFoundError: ``read_only`` and the database of ``store_url`` holds no store.
             StoreReadOnlyError: ``data_dir`` cannot be written and ``read_only`` is False.
             StoreUnavailableError: The environment or the database cannot be opened.
         """

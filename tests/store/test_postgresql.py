@@ -10,7 +10,12 @@ import httpx2
 import psycopg
 import pytest
 
-from repocontext.errors import InvalidInputError, StaleTokenError, StoreUnavailableError
+from repocontext.errors import (
+    InvalidInputError,
+    StaleTokenError,
+    StoreNotFoundError,
+    StoreUnavailableError,
+)
 from repocontext.http import create_app
 from repocontext.mcp import build_server
 from repocontext.memory import MemoryService
@@ -49,12 +54,15 @@ def test_tables_of_a_newer_schema_are_refused_and_left_alone(tmp_path, pg_url):
 
 
 def test_a_read_only_open_of_an_empty_database_creates_nothing(tmp_path, pg_url):
-    with pytest.raises(StoreUnavailableError, match="tables are missing"):
+    assert Store.exists(tmp_path, pg_url) is False
+    with pytest.raises(StoreNotFoundError, match="tables are missing"):
         Store.open(tmp_path, store_url=pg_url, read_only=True)
     with psycopg.connect(pg_url.split("?")[0]) as conn:
         prefix = pg_url.rsplit("table_prefix=", 1)[1]
         found = conn.execute("SELECT to_regclass(%s)", (f"{prefix}kv",)).fetchone()
     assert found == (None,)
+    Store.open(tmp_path, store_url=pg_url).close()
+    assert Store.exists(tmp_path, pg_url) is True
 
 
 def test_two_stores_on_one_database_share_records_feed_and_replica(tmp_path, pg_url):
