@@ -226,10 +226,16 @@ def open_workspace(
     reading commands work, and a writing one fails at its first write (``store.read_only``).
 
     Raises:
-        StoreNotFoundError: No store in the data directory.
+        StoreNotFoundError: No store in the data directory (or the database of a store URL).
     """
     settings: Settings = settings_for(data_dir=data_dir, store_url=store_url)
-    if not Store.exists(settings.data_dir):
+    if not Store.exists(settings.data_dir, settings.store_url):
+        if settings.store_url:
+            raise StoreNotFoundError(
+                "no store in the database of --store-url",
+                hint="Index a repository into it first (repocontext index PATH --store-url ...), "
+                "or check the URL's database and table_prefix.",
+            )
         raise StoreNotFoundError(f"no store in {settings.data_dir}")
     try:
         workspace = Workspace.open(settings)
