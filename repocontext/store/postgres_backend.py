@@ -318,15 +318,22 @@ class PostgresBackend:
         except PoolClosed:  # closed meanwhile: the connection is not needed any more
             conn.close()
 
-    def unavailable(self, exc: BaseException, context: str) -> StoreUnavailableError:
+    def unavailable(
+        self, exc: BaseException, context: str, *, applied_unknown: bool = False
+    ) -> StoreUnavailableError:
         """Translate a database failure, with no password in its message."""
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if self.url.password:
             detail = detail.replace(self.url.password, "***")
+        outcome = (
+            "this write may have been applied: read it back before sending it again"
+            if applied_unknown
+            else "nothing was written; the write can be sent again"
+        )
         return StoreUnavailableError(
             f"{context}: {detail}",
-            hint=f"Check that PostgreSQL at {self.path} is running and reachable; "
-            "reads retry by themselves, a failed write was not applied and can be sent again.",
+            hint=f"Check that PostgreSQL at {self.path} is running and reachable; reads retry "
+            f"by themselves; {outcome}.",
         )
 
     # -- the protocol ------------------------------------------------------------------
@@ -410,6 +417,7 @@ class PostgresBackend:
                     exc,
                     "the connection broke while the write committed; it was applied "
                     "wholly or not at all",
+                    applied_unknown=True,
                 ) from exc
             raise _Lost from exc
         except psycopg.Error as exc:
@@ -484,19 +492,30 @@ class PostgresBackend:
         return self.url.shown
 
     def ping(self) -> float:
-        """Return the seconds one round trip to the database takes (no retry).
+        """Return the seconds one round trip to the database takes.
+
+        Connections the pool kept across a database restart fail once each and are dropped;
+        the probe moves on to the next for up to a second, without waiting between tries.
 
         Raises:
             StoreUnavailableError: The store is closed or the database is unreachable.
         """
         self._check_open()
-        try:
-            with self._pool.connection(timeout=max(min(self.url.retry_seconds, 2.0), 0.5)) as conn:
+        deadline = time.monotonic() + min(max(self.url.retry_seconds, 0.2), 1.0)
+        while True:
+            try:
+                conn = self.connection(deadline)
+            except PoolTimeout as exc:
+                raise self.unavailable(exc, "the database does not answer") from exc
+            try:
                 started = time.perf_counter()
                 conn.execute("SELECT 1").fetchone()
                 return time.perf_counter() - started
-        except (psycopg.Error, PoolTimeout) as exc:
-            raise self.unavailable(exc, "the database does not answer") from exc
+            except psycopg.Error as exc:
+                if time.monotonic() >= deadline:
+                    raise self.unavailable(exc, "the database does not answer") from exc
+            finally:
+                self.give_back(conn)
 
     def close(self) -> None:
         """Close every connection (idempotent)."""
