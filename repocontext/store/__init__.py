@@ -21,7 +21,6 @@ from repocontext.store.backend import Backend, BackendStats, ReadTxn, WriteTxn
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock, iso_utc
 from repocontext.store.document import DocPatch, DocState
-from repocontext.store.engines import redact_url
 from repocontext.store.memo import StoreMemo
 from repocontext.store.records import Value
 from repocontext.store.repos import (
@@ -48,6 +47,7 @@ from repocontext.store.trees import (
     MergeMode,
     TreeSpec,
 )
+from repocontext.store.urls import redact_url
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
 
 __all__ = [

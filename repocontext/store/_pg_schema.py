@@ -25,21 +25,19 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 
 from repocontext.errors import InvalidInputError, StoreNotFoundError, StoreUnavailableError
-from repocontext.store.engines import redact_url
+from repocontext.store.urls import URL_SCHEMES, redact_url
 
 __all__ = [
     "DEFAULT_POOL_SIZE",
     "DEFAULT_RETRY_SECONDS",
     "DEFAULT_TABLE_PREFIX",
     "SCHEMA_VERSION",
-    "SCHEMES",
     "Statements",
     "StoreUrl",
     "create_schema",
     "parse_store_url",
 ]
 
-SCHEMES: Final = ("postgresql", "postgres")
 DEFAULT_TABLE_PREFIX: Final = "repocontext_"
 DEFAULT_RETRY_SECONDS: Final = 5.0
 SCHEMA_VERSION: Final = 1
@@ -77,7 +75,7 @@ def parse_store_url(url: str) -> StoreUrl:
         InvalidInputError: The scheme is not PostgreSQL's or an own parameter is invalid.
     """
     parts = urlsplit(url)
-    if parts.scheme not in SCHEMES:
+    if parts.scheme not in URL_SCHEMES:
         raise InvalidInputError(
             f"the store URL scheme {parts.scheme or '(none)'!r} is not supported",
             hint="Use postgresql://user@host:port/dbname, or leave store_url unset for the "

@@ -7,16 +7,11 @@ so processes that never use PostgreSQL never load psycopg.
 
 from __future__ import annotations
 
-from typing import Final
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
 from repocontext.errors import InvalidInputError
 from repocontext.store.backend import Backend
+from repocontext.store.urls import URL_SCHEMES
 
-__all__ = ["URL_SCHEMES", "redact_url", "url_backend"]
-
-URL_SCHEMES: Final = ("postgresql", "postgres")
-"""Store URL schemes (each selects the PostgreSQL backend)."""
+__all__ = ["url_backend"]
 
 
 def url_backend(store_url: str, trees: list[str], *, read_only: bool) -> Backend:
@@ -36,14 +31,3 @@ def url_backend(store_url: str, trees: list[str], *, read_only: bool) -> Backend
     from repocontext.store.postgres_backend import PostgresBackend
 
     return PostgresBackend(store_url, trees, read_only=read_only)
-
-
-def redact_url(url: str) -> str:
-    """Return ``url`` without its password (in the user part or a ``password`` parameter)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        userinfo, _, hostinfo = netloc.rpartition("@")
-        netloc = f"{userinfo.partition(':')[0]}@{hostinfo}"
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, True) if k != "password"])
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
