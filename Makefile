@@ -13,7 +13,12 @@ PYTEST_ARGS ?=
 #   make run TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
 TORCH_INDEX_URL ?=
 
-.PHONY: venv run test lint format bench clean
+# The store tests (and bench/store.py) start throwaway PostgreSQL clusters: initdb and postgres
+# must be on PATH or in PG_BIN (Debian's postgresql package puts them in
+# /usr/lib/postgresql/<version>/bin).
+PG_BIN ?= $(lastword $(sort $(wildcard /usr/lib/postgresql/*/bin)))
+
+.PHONY: venv run test lint format bench clean postgres-check
 
 venv: $(STAMP)
 
@@ -31,8 +36,16 @@ run: $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/repocontext serve --transport http --host $(HOST) --port $(PORT) \
 		--data-dir "$(DATA_DIR)" --repo "$(REPO)"
 
-test: $(STAMP)
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
+postgres-check:
+	@command -v initdb >/dev/null 2>&1 || test -x "$(PG_BIN)/initdb" || { \
+		echo "make test needs the PostgreSQL server binaries (initdb, postgres): the store" >&2; \
+		echo "tests run against a throwaway cluster. Install them with" >&2; \
+		echo "  sudo apt-get install postgresql" >&2; \
+		echo "and put /usr/lib/postgresql/15/bin on PATH (or pass PG_BIN=DIR)." >&2; \
+		exit 1; }
+
+test: $(STAMP) postgres-check
+	$(if $(PG_BIN),PATH="$$PATH:$(PG_BIN)") HF_HUB_OFFLINE=1 $(BIN)/python -m pytest --cov --cov-report=term $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
@@ -43,7 +56,7 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-bench: $(STAMP)
+bench: $(STAMP) postgres-check
 	$(BIN)/python bench/store.py --write-docs
 	$(BIN)/python bench/index.py --write-docs
 	$(BIN)/python bench/search.py --write-docs

@@ -29,7 +29,11 @@ class Settings(BaseSettings):
     """Runtime configuration of the repocontext server.
 
     Attributes:
-        data_dir: Directory that holds the store (``<data_dir>/store``).
+        data_dir: Directory that holds the store (``<data_dir>/store``), or with ``store_url``
+            what this server derives from it (keyword and vector indexes) and its locks.
+        store_url: The store's database instead of LMDB in ``data_dir``:
+            ``postgresql://user:password@host:port/dbname`` (PostgreSQL backend). Unset: the
+            embedded LMDB store. Never printed with its password.
         enable_writes: Advertise and allow the write tools.
         workspace_root: Every repository path a caller passes must resolve inside it.
         repo: A repository to register at start; also the workspace root when none is set.
@@ -69,6 +73,7 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Field(default_factory=default_data_dir)
+    store_url: str | None = Field(default=None, repr=False)
     enable_writes: bool = False
     workspace_root: Path | None = None
     repo: Path | None = None

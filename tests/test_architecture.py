@@ -296,6 +296,20 @@ def test_lmdb_is_imported_only_by_the_store_backend_module():
     assert users <= {"repocontext.store.lmdb_backend"}
 
 
+def test_psycopg_is_imported_only_by_the_postgresql_backend_and_its_test_cluster():
+    users = {
+        module
+        for module, path in modules()
+        for name in imports_of(path, module)
+        if name.split(".")[0] in ("psycopg", "psycopg_pool")
+    }
+    assert users == {
+        "repocontext.store.postgres_backend",
+        "repocontext.store._pg_schema",
+        "repocontext.testing_pg",
+    }
+
+
 def imported_modules(path, module):
     """``(module imported, names taken from it)`` for each import statement of a module."""
     tree = ast.parse(path.read_text(), filename=str(path))

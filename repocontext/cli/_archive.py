@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from repocontext.cli._index import DataDir, JsonOption, emit
+from repocontext.cli._index import DataDir, JsonOption, StoreUrl, emit
 from repocontext.errors import InvalidInputError
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver
 from repocontext.settings import Settings
@@ -33,11 +33,12 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             typer.Option("--out", help=f"Archive file; default: <archive dir>/{ARCHIVE_NAME}."),
         ] = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Write every memory record to the archive now (the old file is kept as .prev)."""
         with fail_cleanly():
-            settings: Settings = settings_for(data_dir=data_dir)
+            settings: Settings = settings_for(data_dir=data_dir, store_url=store_url)
             path = out if out is not None else _archive_path(settings)
             with Workspace.open(settings) as workspace:
                 report = MemoryArchiver(workspace.store, path).export_now()
@@ -47,11 +48,12 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def restore(
         file: Annotated[Path, typer.Argument(help="An archive file (e.g. memory.rcarch.prev).")],
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Merge an archive into the store (a second merge of the same file changes nothing)."""
         with fail_cleanly():
-            settings: Settings = settings_for(data_dir=data_dir)
+            settings: Settings = settings_for(data_dir=data_dir, store_url=store_url)
             home = settings.archive_dir / ARCHIVE_NAME if settings.archive_dir else file
             with Workspace.open(settings) as workspace:
                 report = MemoryArchiver(workspace.store, home).merge(file)
@@ -61,11 +63,14 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def status(
         archive_dir: ArchiveDirOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Show the archive file, its records and age, and whether memory changed since."""
         with fail_cleanly():
-            settings: Settings = settings_for(data_dir=data_dir, archive_dir=archive_dir)
+            settings: Settings = settings_for(
+                data_dir=data_dir, store_url=store_url, archive_dir=archive_dir
+            )
             with Workspace.open(settings) as workspace:
                 report = MemoryArchiver(workspace.store, _archive_path(settings)).status()
             emit(report, as_json, _status_text)

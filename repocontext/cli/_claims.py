@@ -13,6 +13,7 @@ from repocontext.cli._index import (
     DataDir,
     JsonOption,
     RepoIdOption,
+    StoreUrl,
     open_workspace,
     pick_repo,
     show_wire,
@@ -40,10 +41,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             float | None, typer.Option(help=f"Wait up to this many seconds, 0..{MAX_WAIT:g}.")
         ] = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Claim an entry; prints its fencing token."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             if wait is not None:
                 checked_range("wait", wait, 0, MAX_WAIT)
             result = workspace.claim(key, owner, lease_seconds=lease, max_wait_seconds=wait)
@@ -56,10 +58,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         lease: LeaseOption = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Claim the oldest open, unclaimed entry of a topic."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             result = workspace.claim_next(
                 pick_repo(workspace, repo_id), topic, owner, lease_seconds=lease
             )
@@ -71,10 +74,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         token: TokenArgument,
         lease: LeaseOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Extend a claim's lease (superseded: stop working on the entry)."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             renewed = workspace.renew_claim(key, token, lease_seconds=lease)
             text = _outcome_text(key, "granted", renewed.granted, renewed.reason)
             show_wire(RenewResult.of(renewed), as_json, text)
@@ -84,18 +88,24 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         key: KeyArgument,
         token: TokenArgument,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Release a claim."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             released = workspace.release_claim(key, token)
             text = _outcome_text(key, "released", released.released, released.reason)
             show_wire(ReleaseResult.of(released), as_json, text)
 
     @claims.command()
-    def status(key: KeyArgument, data_dir: DataDir = None, as_json: JsonOption = False) -> None:
+    def status(
+        key: KeyArgument,
+        data_dir: DataDir = None,
+        store_url: StoreUrl = None,
+        as_json: JsonOption = False,
+    ) -> None:
         """Show who holds an entry (advisory)."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             found = workspace.claim_status(key)
             show_wire(ClaimStatusResult.of(found), as_json, _status_text(found))
 

@@ -1,17 +1,22 @@
-"""The ``doctor`` report: versions, the data directory and the store's statistics."""
+"""The ``doctor`` report: versions, the data directory, the store's backend and statistics.
+
+``backend`` names the engine (``lmdb`` or ``postgresql``), where it lives (a database URL is
+shown without its password), whether it answered and one read's round-trip latency.
+"""
 
 from __future__ import annotations
 
 import platform
 from importlib.metadata import PackageNotFoundError, version
 
-from repocontext.errors import StoreUnavailableError
+from repocontext.errors import StoreNotFoundError, StoreUnavailableError
 from repocontext.settings import Settings
+from repocontext.store import redact_url
 from repocontext.workspace import Workspace
 
 __all__ = ["DISTRIBUTIONS", "doctor_report", "render_text"]
 
-DISTRIBUTIONS = ("repocontext-lattice", "lmdb", "pycrdt", "mcp")
+DISTRIBUTIONS = ("repocontext-lattice", "lmdb", "psycopg", "pycrdt", "mcp")
 
 _Report = dict[str, object]
 
@@ -24,13 +29,27 @@ def doctor_report(settings: Settings) -> _Report:
     versions = {"python": platform.python_version()}
     versions.update({_short(name): _version(name) for name in DISTRIBUTIONS})
     report: _Report = {"versions": versions, "dataDir": str(settings.data_dir)}
+    url = settings.store_url
+    report["backend"] = {
+        "engine": "postgresql" if url else "lmdb",
+        "location": redact_url(url) if url else str(settings.data_dir / "store"),
+        "reachable": False,
+        "latencyMs": None,
+    }
     try:
         with Workspace.open(settings, read_only=True) as workspace:
+            probe = workspace.store_health()
             stats = workspace.stats()
-    except StoreUnavailableError as exc:
+    except (StoreUnavailableError, StoreNotFoundError) as exc:
         report["store"] = None
         report["storeError"] = exc.to_dict()
         return report
+    report["backend"] = {
+        "engine": probe.engine,
+        "location": probe.location,
+        "reachable": probe.reachable,
+        "latencyMs": probe.latency_ms,
+    }
     report["store"] = {
         "path": stats.path,
         "engine": stats.engine,
@@ -50,6 +69,14 @@ def render_text(report: _Report) -> str:
     versions = report["versions"]
     lines = [f"{name:<12} {value}" for name, value in _items(versions)]
     lines.append(f"{'data dir':<12} {report['dataDir']}")
+    backend = report.get("backend")
+    if isinstance(backend, dict):
+        answer = (
+            f"reachable, {backend['latencyMs']} ms round trip"
+            if backend["reachable"]
+            else "not reachable"
+        )
+        lines.append(f"{'backend':<12} {backend['engine']} at {backend['location']} ({answer})")
     store = report.get("store")
     if not isinstance(store, dict):
         error = report.get("storeError")

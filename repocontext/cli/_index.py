@@ -39,6 +39,7 @@ __all__ = [
     "DataDir",
     "JsonOption",
     "RepoIdOption",
+    "StoreUrl",
     "emit",
     "emit_wire",
     "open_workspace",
@@ -50,6 +51,14 @@ __all__ = [
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 DataDir = Annotated[
     Path | None, typer.Option("--data-dir", help="Store directory (env REPOCONTEXT_DATA_DIR).")
+]
+StoreUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--store-url",
+        help="Store database, e.g. postgresql://user@host/db; default: LMDB in the data"
+        " directory (env REPOCONTEXT_STORE_URL).",
+    ),
 ]
 RepoIdOption = Annotated[
     str | None,
@@ -79,6 +88,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             ),
         ] = False,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Index a repository in the foreground, with a progress bar (incremental on reruns).
@@ -94,7 +104,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             if not str(path).strip():
                 raise InvalidInputError("the repository path is empty", hint="Pass a directory.")
             root = resolve_path(path)
-            settings = settings_for(data_dir=data_dir, workspace_root=root)
+            settings = settings_for(data_dir=data_dir, store_url=store_url, workspace_root=root)
             options = None  # the filters of the last run (defaults for a new repository)
             if include or exclude or no_filters:
                 options = WalkOptions(
@@ -119,10 +129,13 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
 
     @app.command()
     def status(
-        repo_id: RepoIdOption = None, data_dir: DataDir = None, as_json: JsonOption = False
+        repo_id: RepoIdOption = None,
+        data_dir: DataDir = None,
+        store_url: StoreUrl = None,
+        as_json: JsonOption = False,
     ) -> None:
         """Show the last or current index run of a repository."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             report = workspace.index_status(pick_repo(workspace, repo_id))
             emit_wire(IndexStatusResult.of(report), as_json, _status_text)
 
@@ -131,6 +144,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         path: Annotated[str, typer.Argument(help="File path relative to the repository root.")],
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
         max_symbols: Annotated[
             int | None,
@@ -138,7 +152,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = None,
     ) -> None:
         """Print a file's symbols from the index."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             repo = pick_repo(workspace, repo_id)
             view = workspace.outline(repo, path, max_symbols=max_symbols)
             emit_wire(OutlineResult.of(view), as_json, _outline_text)
@@ -152,10 +166,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = RELATED_PAGE,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Print a file's imports, references, dependents and covering tests."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             checked_range("offset", offset, 0, math.inf)
             checked_range("limit", limit, 1, MAX_RELATED_PAGE)
             repo = pick_repo(workspace, repo_id)
@@ -167,10 +182,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         path: Annotated[str | None, typer.Argument(help="Limit to this file or directory.")] = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Print what changed on disk since the last index run, and what it impacts."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             report = workspace.changed(pick_repo(workspace, repo_id), path)
             emit_wire(ChangedResult.of(report), as_json, _changed_text)
 
@@ -199,7 +215,9 @@ class _ProgressBar:
 
 
 @contextmanager
-def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspace]:
+def open_workspace(
+    settings_for: Any, data_dir: Path | None, store_url: str | None = None
+) -> Iterator[Workspace]:
     """Open the existing workspace of the command's settings.
 
     Every command but ``index`` (and the archive's) needs a registered repository, so a data
@@ -208,10 +226,16 @@ def open_workspace(settings_for: Any, data_dir: Path | None) -> Iterator[Workspa
     reading commands work, and a writing one fails at its first write (``store.read_only``).
 
     Raises:
-        StoreNotFoundError: No store in the data directory.
+        StoreNotFoundError: No store in the data directory (or the database of a store URL).
     """
-    settings: Settings = settings_for(data_dir=data_dir)
-    if not Store.exists(settings.data_dir):
+    settings: Settings = settings_for(data_dir=data_dir, store_url=store_url)
+    if not Store.exists(settings.data_dir, settings.store_url):
+        if settings.store_url:
+            raise StoreNotFoundError(
+                "no store in the database of --store-url",
+                hint="Index a repository into it first (repocontext index PATH --store-url ...), "
+                "or check the URL's database and table_prefix.",
+            )
         raise StoreNotFoundError(f"no store in {settings.data_dir}")
     try:
         workspace = Workspace.open(settings)

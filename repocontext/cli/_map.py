@@ -6,7 +6,14 @@ from typing import Annotated, Any
 
 import typer
 
-from repocontext.cli._index import DataDir, JsonOption, open_workspace, pick_repo, print_wire
+from repocontext.cli._index import (
+    DataDir,
+    JsonOption,
+    StoreUrl,
+    open_workspace,
+    pick_repo,
+    print_wire,
+)
 from repocontext.errors import InvalidInputError
 from repocontext.search import RepoMap
 from repocontext.wire import RepoMapResult
@@ -37,6 +44,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             typer.Option("--exclude", help="Leave this path out (repeatable)."),
         ] = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Print the repository map: most referenced files first, each with its top symbols."""
@@ -46,7 +54,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                     f"--budget must be within {MIN_BUDGET}..{MAX_BUDGET}, got {budget}",
                     hint="1024 shows the central files of most repositories.",
                 )
-            with open_workspace(settings_for, data_dir) as workspace:
+            with open_workspace(settings_for, data_dir, store_url) as workspace:
                 result = workspace.repo_map(
                     pick_repo(workspace, repo_id), budget, exclude=exclude or (), query=query
                 )

@@ -11,6 +11,7 @@ from repocontext.cli._index import (
     DataDir,
     JsonOption,
     RepoIdOption,
+    StoreUrl,
     open_workspace,
     pick_repo,
     show_wire,
@@ -54,10 +55,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         fencing_token: TokenOption = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Store a memory entry (a new one, or merged into --id)."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             view = workspace.remember(
                 pick_repo(workspace, repo_id),
                 topic,
@@ -78,10 +80,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def recall(
         key: Annotated[str, typer.Argument(help="repo/{repoId}/mem/{topic}/{id}")],
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Show one memory entry, with its links and whether they are stale."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             view = workspace.recall_note(key)
             show_wire(EntryResult.of(view), as_json, _entry_text(view))
 
@@ -101,6 +104,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ttl: TtlOption = None,
         fencing_token: TokenOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Merge changes into an existing entry."""
@@ -109,7 +113,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         }
         if status is not None:
             fields["status"] = status or None  # an empty --status clears it
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             view = workspace.update(
                 key,
                 fields=fields,
@@ -130,10 +134,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = None,
         fencing_token: TokenOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Delete an entry (or let it lapse)."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             result = workspace.forget(
                 key, lapse=lapse is not None, lapse_seconds=lapse, fencing_token=fencing_token
             )
@@ -144,10 +149,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     def topics(
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """List memory topics and their live entry counts."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             found = workspace.list_topics(pick_repo(workspace, repo_id))
             text = "\n".join(f"{t.topic}\t{t.count}" for t in found) or "(no topics)"
             show_wire(TopicsResult.of(found), as_json, text)
@@ -159,10 +165,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         depth: Annotated[int, typer.Option(help=f"1..{MAX_DEPTH}.")] = 1,
         max_nodes: Annotated[int, typer.Option("--max-nodes", help=f"1..{MAX_NODES}.")] = 50,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Walk an entry's links breadth first."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             checked_range("depth", depth, 1, MAX_DEPTH)
             checked_range("max-nodes", max_nodes, 1, MAX_NODES)
             result = workspace.neighbors(key, relation=relation, depth=depth, max_nodes=max_nodes)

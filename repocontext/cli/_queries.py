@@ -92,6 +92,7 @@ def warn(warnings: tuple[str, ...] | list[str]) -> None:
 def run_batch(
     settings_for: Any,
     data_dir: Path | None,
+    store_url: str | None,
     repo_id: str | None,
     source: str,
     defaults: SearchDefaults,
@@ -101,7 +102,7 @@ def run_batch(
     Raises:
         typer.Exit: Some line was answered with an error (after all lines were answered).
     """
-    with open_workspace(settings_for, data_dir) as workspace:
+    with open_workspace(settings_for, data_dir, store_url) as workspace:
         answered, failed = answer_batch(workspace, pick_repo(workspace, repo_id), source, defaults)
     if failed:
         typer.echo(f"error: {failed} of {answered} queries failed (see their lines)", err=True)

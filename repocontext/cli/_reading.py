@@ -12,6 +12,7 @@ from repocontext.cli._index import (
     DataDir,
     JsonOption,
     RepoIdOption,
+    StoreUrl,
     open_workspace,
     pick_repo,
     print_wire,
@@ -47,6 +48,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
             int | None, typer.Option("--budget", help="Most tokens of text, cut at whole lines.")
         ] = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Print a file, or a line range of it, exactly as on disk (re-indexed when stale).
@@ -55,7 +57,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         and the next --lines when cut at the budget) goes to stderr. --json prints the
         repocontext_read result instead.
         """
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             page = workspace.page(repo, path, parse_lines(lines), budget_tokens=budget)
             if as_json:
                 print_wire(ReadResult.of(page))
@@ -78,6 +80,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Print the source of symbols by name, as on disk (re-indexed when stale).
@@ -87,7 +90,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ambiguous names and definitions left out for --budget are reported on stderr.
         --json prints the repocontext_symbol result instead.
         """
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             repo = pick_repo(workspace, repo_id)
             sources = workspace.symbols(repo, names, budget_tokens=budget)
             if as_json:
@@ -121,6 +124,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Search the indexed files for a text or a regular expression, line by line.
@@ -129,7 +133,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         groups (as grep does); when more matches exist, the --token of the next page goes
         to stderr. --json prints the repocontext_grep result instead.
         """
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             request = GrepRequest(
                 repo_id=pick_repo(workspace, repo_id),
                 pattern=pattern,

@@ -6,7 +6,14 @@ from typing import Annotated, Any
 
 import typer
 
-from repocontext.cli._index import DataDir, JsonOption, emit_wire, open_workspace, print_wire
+from repocontext.cli._index import (
+    DataDir,
+    JsonOption,
+    StoreUrl,
+    emit_wire,
+    open_workspace,
+    print_wire,
+)
 from repocontext.wire import ListReposResult, RemoveRepoResult, ResetIndexResult
 from repocontext.workspace import RepoInfo
 
@@ -25,9 +32,11 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
     app.add_typer(repos, name="repos")
 
     @repos.command("list")
-    def list_(data_dir: DataDir = None, as_json: JsonOption = False) -> None:
+    def list_(
+        data_dir: DataDir = None, store_url: StoreUrl = None, as_json: JsonOption = False
+    ) -> None:
         """List the registered repositories in ascending id order."""
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             listed = workspace.list_repos()
             if as_json:
                 print_wire(ListReposResult.of(listed))
@@ -36,25 +45,31 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
 
     @repos.command()
     def remove(
-        repo_id: RepoIdArgument, data_dir: DataDir = None, as_json: JsonOption = False
+        repo_id: RepoIdArgument,
+        data_dir: DataDir = None,
+        store_url: StoreUrl = None,
+        as_json: JsonOption = False,
     ) -> None:
         """Unregister a repository and delete all its records (memory too); files stay.
 
         An unknown id changes nothing. Refused while an index run of it is in progress.
         """
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             removal = workspace.remove_repo(repo_id)
             emit_wire(RemoveRepoResult.of(removal), as_json, _remove_text)
 
     @repos.command()
     def reset(
-        repo_id: RepoIdArgument, data_dir: DataDir = None, as_json: JsonOption = False
+        repo_id: RepoIdArgument,
+        data_dir: DataDir = None,
+        store_url: StoreUrl = None,
+        as_json: JsonOption = False,
     ) -> None:
         """Drop a repository's code index; keep its memory and registration.
 
         `repocontext index PATH` indexes it again. Refused while an index run is in progress.
         """
-        with fail_cleanly(), open_workspace(settings_for, data_dir) as workspace:
+        with fail_cleanly(), open_workspace(settings_for, data_dir, store_url) as workspace:
             reset = workspace.reset_index(repo_id)
             emit_wire(ResetIndexResult.of(reset), as_json, _reset_text)
 

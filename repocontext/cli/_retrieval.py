@@ -13,6 +13,7 @@ from repocontext.cli._index import (
     DataDir,
     JsonOption,
     RepoIdOption,
+    StoreUrl,
     emit,
     emit_wire,
     open_workspace,
@@ -81,6 +82,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
     ) -> None:
         """Rank a repository's files for a query, with the reasons of every hit."""
@@ -92,10 +94,10 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
                         "--queries answers the queries of its file: give no other query",
                         hint="Put every query in the file, one JSON object per line.",
                     )
-                run_batch(settings_for, data_dir, repo_id, queries, defaults)
+                run_batch(settings_for, data_dir, store_url, repo_id, queries, defaults)
                 return
             text = one_text(query, query_file, "query", "--query-file")
-            with open_workspace(settings_for, data_dir) as workspace:
+            with open_workspace(settings_for, data_dir, store_url) as workspace:
                 repo = pick_repo(workspace, repo_id)
                 request = SearchRequest.of(
                     repo, text, k, scope, mode=mode, languages=language, globs=glob
@@ -126,6 +128,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         ] = None,
         repo_id: RepoIdOption = None,
         data_dir: DataDir = None,
+        store_url: StoreUrl = None,
         as_json: JsonOption = False,
         json_code: Annotated[
             bool, typer.Option("--json-code", help="Print the JSON with the code in it too.")
@@ -138,7 +141,7 @@ def register(app: typer.Typer, settings_for: Any, fail_cleanly: Any) -> None:
         """
         with fail_cleanly():
             text = one_text(task, task_file, "task", "--query-file")
-            with open_workspace(settings_for, data_dir) as workspace:
+            with open_workspace(settings_for, data_dir, store_url) as workspace:
                 repo = pick_repo(workspace, repo_id)
                 request = ContextRequest.of(
                     repo,

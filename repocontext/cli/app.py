@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from repocontext.cli._archive import register as register_archive_commands
 from repocontext.cli._claims import register as register_claim_commands
 from repocontext.cli._doctor import doctor_report, render_text
+from repocontext.cli._index import StoreUrl
 from repocontext.cli._index import register as register_index_commands
 from repocontext.cli._map import register as register_map_command
 from repocontext.cli._memory import register as register_memory_commands
@@ -142,6 +143,7 @@ def serve(
     ] = None,
     port: Annotated[int | None, typer.Option(help="HTTP port (env REPOCONTEXT_PORT).")] = None,
     data_dir: DataDirOption = None,
+    store_url: StoreUrl = None,
     enable_writes: Annotated[
         bool | None,
         typer.Option(
@@ -268,6 +270,7 @@ def serve(
             host=host,
             port=port,
             data_dir=data_dir,
+            store_url=store_url,
             enable_writes=enable_writes,
             workspace_root=workspace_root,
             repo=repo,
@@ -298,11 +301,12 @@ def serve(
 @app.command()
 def doctor(
     data_dir: DataDirOption = None,
+    store_url: StoreUrl = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Print versions, the data directory and store statistics."""
     with _fail_cleanly():
-        report = doctor_report(build_settings(data_dir=data_dir))
+        report = doctor_report(build_settings(data_dir=data_dir, store_url=store_url))
         typer.echo(json.dumps(report, indent=2) if as_json else render_text(report))
 
 

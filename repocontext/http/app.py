@@ -6,7 +6,9 @@ Routes:
 * ``/health/ready`` — 200 when the store answers and something can serve (no repository is
   registered, or at least one has a finished index); 503 while the store cannot be read or
   every registered repository is still on its first index pass. The body carries the
-  retrieval phase either way.
+  retrieval phase either way, and ``store``: the engine, whether it answered one minimal read
+  and that read's latency (an unreachable PostgreSQL is 503 ``store.unavailable`` at once,
+  and ready again by itself when the database is back).
 * ``/stats`` — the figures of ``repocontext_stats`` for this process.
 * ``/metrics`` — Prometheus text format (:class:`repocontext.telemetry.Telemetry`).
 * ``/mcp`` — streamable HTTP MCP. With a :class:`~repocontext.auth.TokenBook`, a request
@@ -38,7 +40,7 @@ from pydantic import JsonValue
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook
-from repocontext.errors import InvalidInputError, RepoContextError
+from repocontext.errors import InvalidInputError, RepoContextError, StoreUnavailableError
 from repocontext.store import iso_utc
 from repocontext.telemetry import CONTENT_TYPE, Telemetry
 from repocontext.wire import StatsResultWire
@@ -316,11 +318,21 @@ def _metrics_route(telemetry: Telemetry) -> Callable[[], Response]:
 def _ready_route(workspace: Workspace) -> Callable[[], JSONResponse]:
     def ready() -> JSONResponse:
         """Answer 200 when something can serve, 503 otherwise (see the module docstring)."""
+        probe = workspace.store_health()
+        store: dict[str, JsonValue] = {
+            "engine": probe.engine,
+            "reachable": probe.reachable,
+            "latencyMs": probe.latency_ms,
+        }
         try:
+            if not probe.reachable:  # answer at once; reads would retry for seconds first
+                raise StoreUnavailableError(f"the store does not answer: {probe.error}")
             report = workspace.health()
             repos = workspace.list_repos()
         except RepoContextError as exc:  # an HTTP edge: the probe reports, it never raises
-            return JSONResponse({"status": "unavailable", **exc.to_dict()}, status_code=503)
+            return JSONResponse(
+                {"status": "unavailable", **exc.to_dict(), "store": store}, status_code=503
+            )
         servable = not repos or any(repo.indexed_at for repo in repos)
         return JSONResponse(
             {
@@ -329,6 +341,7 @@ def _ready_route(workspace: Workspace) -> Callable[[], JSONResponse]:
                 "retrievalPhase": report.retrieval_phase,
                 "repositories": report.repositories,
                 "servingRepositories": sum(1 for repo in repos if repo.indexed_at),
+                "store": store,
             },
             status_code=200 if servable else 503,
         )

@@ -1,8 +1,10 @@
-"""The durable CRDT store on LMDB: named trees, typed records, TTL, change feed, archive.
+"""The durable CRDT store: named trees, typed records, TTL, change feed, archive.
+
+On LMDB by default, or on PostgreSQL (``store_url``) when several servers share one store.
 
 Public surface::
 
-    Store.open(data_dir) -> Store
+    Store.open(data_dir, store_url=None) -> Store   LMDB, or PostgreSQL for a postgresql:// URL
     store.get / scan / count / iter_records       reads (tombstones and expired hidden)
     store.put / merge_fields / set_flag / delete  writes, acknowledged once durable
     store.apply_update / export_update            CRDT exchange with other replicas
@@ -45,6 +47,7 @@ from repocontext.store.trees import (
     MergeMode,
     TreeSpec,
 )
+from repocontext.store.urls import redact_url
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
 
 __all__ = [
@@ -88,5 +91,6 @@ __all__ = [
     "iso_utc",
     "read_embed_status",
     "read_repo",
+    "redact_url",
     "stored_repo_value",
 ]

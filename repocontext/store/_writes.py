@@ -129,9 +129,13 @@ class WriteContext:
         )
         hlc, seq = self.hlc, self.seq
         frames: list[Frame] = []
+        # The stored values in one request (a remote engine's round trips add up), unless a
+        # key repeats: then each row must see the write of the one before it.
+        kbs = [row.kb for row in group.rows]
+        olds = self.txn.get_many(spec.name, kbs) if len(set(kbs)) == len(kbs) else None
         try:
-            for key, kb, value, expires, packed in group.rows:
-                raw = get(kb)
+            for index, (key, kb, value, expires, packed) in enumerate(group.rows):
+                raw = get(kb) if olds is None else olds[index]
                 hlc = hlc + 1 if hlc + 1 > physical else physical
                 seq += 1
                 data = encode_lww_frame(seq, hlc, replica, expires, False, value, packed)

@@ -50,6 +50,13 @@ class WriteTxn(ReadTxn, Protocol):
         """Return ``(get, put)`` bound to one tree, for tight loops over many keys."""
         ...
 
+    def get_many(self, tree: str, keys: list[bytes]) -> list[bytes | None]:
+        """Return the values of ``keys`` (``None`` for a missing one), in their order.
+
+        One request where the engine is remote; the same as many :meth:`get` calls locally.
+        """
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class BackendStats:
@@ -76,6 +83,13 @@ class Backend(Protocol):
     """An engine of named, ordered, transactional trees."""
 
     read_only: bool
+    engine: str
+    """The engine's name (``lmdb``, ``postgresql``)."""
+
+    @property
+    def location(self) -> str:
+        """Where the data lives (a directory, or a database URL without its password)."""
+        ...
 
     def read(self) -> AbstractContextManager[ReadTxn]:
         """Open a read snapshot for the ``with`` block."""
@@ -95,6 +109,14 @@ class Backend(Protocol):
 
     def stats(self) -> BackendStats:
         """Return physical statistics."""
+        ...
+
+    def ping(self) -> float:
+        """Return the seconds one minimal read takes, without retrying (a health probe).
+
+        Raises:
+            StoreUnavailableError: The engine does not answer.
+        """
         ...
 
     def exclusive(self, name: str) -> AbstractContextManager[bool]:

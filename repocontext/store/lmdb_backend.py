@@ -156,12 +156,20 @@ class _Txn:
         get = cast(Callable[[bytes], bytes | None], partial(self._txn.get, db=db))
         return get, partial(self._txn.put, db=db)
 
+    def get_many(self, tree: str, keys: list[bytes]) -> list[bytes | None]:
+        # Write transactions run with buffers=False, so get() returns bytes, never a view.
+        get = cast(Callable[..., bytes | None], self._txn.get)
+        db = self._dbs.get(tree) or self._db(tree)
+        return [get(key, db=db) for key in keys]
+
     def delete(self, tree: str, key: bytes) -> bool:
         return bool(self._txn.delete(key, db=self._db(tree)))
 
 
 class LmdbBackend:
     """Named trees in one LMDB environment (a directory)."""
+
+    engine = "lmdb"
 
     def __init__(
         self,
@@ -370,6 +378,22 @@ class LmdbBackend:
         return BackendStats(
             "lmdb", str(self.path), int(info["map_size"]), used, file_bytes, entries
         )
+
+    @property
+    def location(self) -> str:
+        """The environment's directory."""
+        return str(self.path)
+
+    def ping(self) -> float:
+        """Return the seconds a read transaction takes to begin and end.
+
+        Raises:
+            StoreUnavailableError: The store is closed or broken.
+        """
+        started = time.perf_counter()
+        with self.read():
+            pass
+        return time.perf_counter() - started
 
     def close(self) -> None:
         """Close the environment (idempotent)."""

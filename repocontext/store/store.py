@@ -17,6 +17,7 @@ from typing import Final, TypeVar
 from repocontext.errors import (
     FeedTrimmedError,
     MergeModeError,
+    StoreNotFoundError,
     StoreUnavailableError,
 )
 from repocontext.store import _writes as w
@@ -25,6 +26,7 @@ from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock
 from repocontext.store.document import DocPatch, DocState
+from repocontext.store.engines import url_backend
 from repocontext.store.frame_view import live_header, record_of
 from repocontext.store.keys import key_bytes, validate_key
 from repocontext.store.lmdb_backend import DATA_FILE, DEFAULT_MAP_BYTES, LmdbBackend
@@ -83,8 +85,21 @@ class Store:
         """Validated write operations, for :class:`Batch` and the single-write methods."""
 
     @staticmethod
-    def exists(data_dir: Path) -> bool:
-        """Whether ``data_dir`` holds a store (:meth:`open` would open, not create, one)."""
+    def exists(data_dir: Path, store_url: str | None = None) -> bool:
+        """Whether ``data_dir`` (or the database of ``store_url``) holds a store.
+
+        True means :meth:`open` would open, not create, one.
+
+        Raises:
+            InvalidInputError: ``store_url`` is not a supported store URL.
+            StoreUnavailableError: The database of ``store_url`` cannot be reached.
+        """
+        if store_url:
+            try:
+                url_backend(store_url, [*TREES, *w.INTERNAL_TREES], read_only=True).close()
+            except StoreNotFoundError:
+                return False
+            return True
         return (Path(data_dir) / STORE_DIR / DATA_FILE).is_file()
 
     @classmethod
@@ -99,21 +114,32 @@ class Store:
         max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
         tombstone_grace_seconds: float = DEFAULT_TOMBSTONE_GRACE_SECONDS,
         feed_max_events: int = DEFAULT_FEED_MAX_EVENTS,
+        store_url: str | None = None,
     ) -> Store:
-        """Open (creating when writable) the LMDB store under ``data_dir/store``.
+        """Open (creating when writable) the store: LMDB under ``data_dir/store`` by default.
+
+        A ``store_url`` of ``postgresql://`` (or ``postgres://``) opens the PostgreSQL backend
+        on that database instead (see :mod:`repocontext.store.postgres_backend`); ``data_dir``
+        then holds only what the server derives (indexes) and its locks.
 
         Raises:
+            InvalidInputError: ``store_url`` is not a supported store URL.
+            StoreNotFoundError: ``read_only`` and the database of ``store_url`` holds no store.
             StoreReadOnlyError: ``data_dir`` cannot be written and ``read_only`` is False.
-            StoreUnavailableError: The environment cannot be opened.
+            StoreUnavailableError: The environment or the database cannot be opened.
         """
         trees = [*TREES, *w.INTERNAL_TREES]
-        backend = LmdbBackend(
-            Path(data_dir) / STORE_DIR,
-            trees,
-            read_only=read_only,
-            map_bytes=map_bytes,
-            max_map_bytes=max_map_bytes,
-        )
+        backend: Backend
+        if store_url:
+            backend = url_backend(store_url, trees, read_only=read_only)
+        else:
+            backend = LmdbBackend(
+                Path(data_dir) / STORE_DIR,
+                trees,
+                read_only=read_only,
+                map_bytes=map_bytes,
+                max_map_bytes=max_map_bytes,
+            )
         return cls(
             backend,
             clock=clock,
@@ -440,8 +466,6 @@ class Store:
 
         return self.backend.write(transaction)
 
-        return self.backend.write(transaction)
-
     def _commit_live(self, tree: str, key: str, op: w.Op | w.PutGroup) -> Record:
         record = self._commit_one(tree, key, op)
         if record is None:  # put and merge_fields always store a frame
@@ -505,6 +529,24 @@ class Store:
         from repocontext.store.sweeper import sweep_once
 
         return sweep_once(self, limit=limit)
+
+    @property
+    def engine(self) -> str:
+        """The backend's engine name (``lmdb``, ``postgresql``)."""
+        return self.backend.engine
+
+    @property
+    def location(self) -> str:
+        """Where the store lives (a directory, or a database URL without its password)."""
+        return self.backend.location
+
+    def ping(self) -> float:
+        """Return the seconds one minimal read takes, without retrying (a health probe).
+
+        Raises:
+            StoreUnavailableError: The store is closed or its engine does not answer.
+        """
+        return self.backend.ping()
 
     def stats(self) -> StoreStats:
         """Return store statistics."""

@@ -11,6 +11,7 @@ from repocontext.workspace.health import (
     HealthReport,
     RepositoryHealth,
     RetrievalPhase,
+    StoreHealth,
     Verdict,
 )
 from repocontext.workspace.registry import RepoInfo
@@ -20,6 +21,7 @@ __all__ = [
     "RepoInfo",
     "RepositoryHealth",
     "RetrievalPhase",
+    "StoreHealth",
     "Verdict",
     "Workspace",
 ]

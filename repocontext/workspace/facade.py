@@ -50,7 +50,7 @@ from repocontext.search.semantic import EmbedReport
 from repocontext.search.service import SearchResult
 from repocontext.settings import Settings
 from repocontext.store import Clock, Store, StoreStats, SweepReport, SystemClock
-from repocontext.workspace.health import HealthReport, health_report
+from repocontext.workspace.health import HealthReport, StoreHealth, health_report, store_health
 from repocontext.workspace.reading import Reading
 from repocontext.workspace.registry import RepoInfo
 from repocontext.workspace.services import Services
@@ -80,9 +80,10 @@ class Workspace(Reading):
     def open(
         cls, settings: Settings, *, clock: Clock | None = None, read_only: bool = False
     ) -> Workspace:
-        """Open the store under ``settings.data_dir``.
+        """Open the store under ``settings.data_dir`` (or at ``settings.store_url``).
 
         Raises:
+            InvalidInputError: ``settings.store_url`` is not a supported store URL.
             StoreReadOnlyError: The data directory cannot be written.
             StoreUnavailableError: The store cannot be opened.
         """
@@ -92,6 +93,7 @@ class Workspace(Reading):
             read_only=read_only,
             clock=clock,
             feed_max_events=settings.feed_max_events,
+            store_url=settings.store_url,
         )
         return cls(settings, store, clock)
 
@@ -224,6 +226,10 @@ class Workspace(Reading):
         """
         repos = [r for r in self.list_repos() if visible is None or visible(r.repo_id)]
         return health_report(repos, repo_id)
+
+    def store_health(self) -> StoreHealth:
+        """Probe the store's engine once: reachable or not, and its round-trip latency."""
+        return store_health(self._store)
 
     def remove_repo(self, repo_id: str) -> RepoRemoval:
         """Unregister a repository and delete every record of it; files on disk stay.

@@ -6,6 +6,9 @@ Retrieval phases (``HealthReport.retrieval_phase``):
 * ``building`` — some registered repository has no finished index yet (not ready).
 * ``keyword_only`` — every repository is indexed, some without vectors (ready).
 * ``serving`` — every repository is indexed with vectors (ready).
+
+:func:`store_health` probes the store's engine itself (LMDB, or the PostgreSQL server of a
+shared store): reachable or not, and how long one minimal read took.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from repocontext.errors import StoreError
+from repocontext.store import Store
 from repocontext.workspace.registry import RepoInfo
 
 __all__ = [
@@ -21,8 +26,10 @@ __all__ = [
     "HealthReport",
     "RepositoryHealth",
     "RetrievalPhase",
+    "StoreHealth",
     "Verdict",
     "health_report",
+    "store_health",
 ]
 
 RetrievalPhase = Literal["serving", "keyword_only", "nothing_registered", "building"]
@@ -47,6 +54,34 @@ class RepositoryHealth:
     files: int
     vectors_indexed: int
     indexed_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreHealth:
+    """Whether the store's engine answers, and how fast.
+
+    Attributes:
+        engine: ``lmdb`` or ``postgresql``.
+        location: The store's directory, or its database URL without the password.
+        reachable: One minimal read succeeded.
+        latency_ms: How long that read took (``None`` when it failed).
+        error: Why it failed (``None`` when reachable).
+    """
+
+    engine: str
+    location: str
+    reachable: bool
+    latency_ms: float | None
+    error: str | None = None
+
+
+def store_health(store: Store) -> StoreHealth:
+    """Probe the store's engine once (no retry: a probe must answer fast)."""
+    try:
+        seconds = store.ping()
+    except StoreError as exc:
+        return StoreHealth(store.engine, store.location, False, None, exc.message)
+    return StoreHealth(store.engine, store.location, True, round(seconds * 1000, 3))
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,13 +37,17 @@ async def test_ready_answers_200_with_retrieval_state_when_the_store_reads(
 ) -> None:
     response = await http.get("/health/ready")
     assert response.status_code == 200
-    assert response.json() == {
+    body = response.json()
+    store = body.pop("store")
+    assert body == {
         "status": "ready",
         "retrievalReady": True,
         "retrievalPhase": "nothing_registered",
         "repositories": 0,
         "servingRepositories": 0,
     }
+    assert (store["engine"], store["reachable"]) == ("lmdb", True)
+    assert store["latencyMs"] >= 0
 
 
 async def test_ready_answers_503_while_every_repository_is_on_its_first_pass(
@@ -103,6 +107,7 @@ async def test_ready_answers_503_when_the_store_cannot_be_read(
     assert response.status_code == 503
     assert response.json()["status"] == "unavailable"
     assert response.json()["code"] == "store.unavailable"
+    assert response.json()["store"] == {"engine": "lmdb", "reachable": False, "latencyMs": None}
 
 
 async def test_live_stays_200_when_the_store_is_closed(

@@ -7,6 +7,13 @@ from repocontext.store import MEMORY, STRUCTURAL, DocPatch, Store
 from repocontext.store.keys import file_key, mem_key
 
 
+def open_store(target: str, **options: int) -> Store:
+    """Open the store ``target`` names: a data directory, or a PostgreSQL store URL."""
+    if "://" in target:
+        return Store.open(Path("."), store_url=target)
+    return Store.open(Path(target), **options)
+
+
 def fields(data_dir: str, worker: str, records: str, pad: str = "0") -> None:
     """Write field ``w{worker}`` and tag ``t{worker}`` into every shared record.
 
@@ -14,7 +21,7 @@ def fields(data_dir: str, worker: str, records: str, pad: str = "0") -> None:
     processes grow the map under each other.
     """
     map_bytes = 1 << 20 if int(pad) else 256 << 20
-    with Store.open(Path(data_dir), map_bytes=map_bytes) as store:
+    with open_store(data_dir, map_bytes=map_bytes) as store:
         for i in range(int(records)):
             patch = DocPatch(set_fields={f"w{worker}": i}, add={"tags": [f"t{worker}"]})
             store.merge_fields(MEMORY, mem_key("r", "shared", f"e{i}"), patch)
@@ -25,7 +32,7 @@ def fields(data_dir: str, worker: str, records: str, pad: str = "0") -> None:
 
 def batches(data_dir: str, commit_every: str) -> None:
     """Write forever in batches, printing every acknowledged key range."""
-    with Store.open(Path(data_dir)) as store:
+    with open_store(data_dir) as store:
 
         def acknowledged(keys: list[str]) -> None:
             print(f"ACK {keys[0]} {keys[-1]} {len(keys)}", flush=True)
@@ -37,5 +44,25 @@ def batches(data_dir: str, commit_every: str) -> None:
                 i += 1
 
 
+def claims(target: str, worker: str, rounds: str, key: str) -> None:
+    """Claim ``key`` ``rounds`` times (waiting in line), write with the token, release it.
+
+    Prints ``TOKEN n`` for every token granted, once the fenced write with it has landed.
+    """
+    from repocontext.claims import ClaimService
+    from repocontext.memory import MemoryService
+
+    with open_store(target) as store:
+        memory, service = MemoryService(store), ClaimService(store)
+        for i in range(int(rounds)):
+            got = service.claim(key, f"w{worker}", lease_seconds=60, max_wait_seconds=120)
+            token = got.fencing_token
+            assert token is not None, got
+            memory.update(key, fields={"body": f"w{worker} {i} token {token}"}, fencing_token=token)
+            print(f"TOKEN {token}", flush=True)
+            service.release(key, token)
+    print("done", flush=True)
+
+
 if __name__ == "__main__":
-    {"fields": fields, "batches": batches}[sys.argv[1]](*sys.argv[2:])
+    {"fields": fields, "batches": batches, "claims": claims}[sys.argv[1]](*sys.argv[2:])

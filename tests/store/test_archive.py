@@ -1,7 +1,7 @@
 import pytest
 
 from repocontext.errors import ArchiveEmptyRefusedError
-from repocontext.store import MEMORY, STRUCTURAL, DocPatch, Store, export_archive, import_archive
+from repocontext.store import MEMORY, STRUCTURAL, DocPatch, export_archive, import_archive
 from repocontext.store.archive import read_archive
 from repocontext.store.keys import file_key, mem_key
 
@@ -12,15 +12,15 @@ def fill(store, n):
         store.merge_fields(MEMORY, key, DocPatch(set_fields={"i": i}, add={"tags": ["x"]}))
 
 
-def test_export_then_import_into_an_empty_store_restores_every_record(tmp_path, clock):
+def test_export_then_import_into_an_empty_store_restores_every_record(tmp_path, open_store):
     archive = tmp_path / "memory.rcarchive"
-    with Store.open(tmp_path / "a", clock=clock) as source:
+    with open_store("a") as source:
         fill(source, 20)
         source.delete(MEMORY, mem_key("r", "notes", "n0"))
         report = export_archive(source, archive)
         assert report.records == 20
         expected = {r.key: r.doc for r in source.iter_records(MEMORY)}
-    with Store.open(tmp_path / "b", clock=clock) as target:
+    with open_store("b") as target:
         first = import_archive(target, archive)
         assert first.changed == 20
         assert {r.key: r.doc for r in target.iter_records(MEMORY)} == expected
@@ -31,9 +31,9 @@ def test_export_then_import_into_an_empty_store_restores_every_record(tmp_path, 
         assert target.last_seq() == seq
 
 
-def test_import_merges_with_newer_local_changes_instead_of_overwriting(tmp_path, clock):
+def test_import_merges_with_newer_local_changes_instead_of_overwriting(tmp_path, open_store):
     archive = tmp_path / "memory.rcarchive"
-    with Store.open(tmp_path / "a", clock=clock) as store:
+    with open_store("a") as store:
         fill(store, 3)
         export_archive(store, archive)
         key = mem_key("r", "notes", "n1")
@@ -44,9 +44,9 @@ def test_import_merges_with_newer_local_changes_instead_of_overwriting(tmp_path,
         assert doc.sets["tags"] == {"x", "y"}
 
 
-def test_export_keeps_the_previous_snapshot_and_replaces_atomically(tmp_path, clock):
+def test_export_keeps_the_previous_snapshot_and_replaces_atomically(tmp_path, open_store):
     archive = tmp_path / "memory.rcarchive"
-    with Store.open(tmp_path / "a", clock=clock) as store:
+    with open_store("a") as store:
         fill(store, 2)
         export_archive(store, archive)
         fill(store, 5)
@@ -56,13 +56,13 @@ def test_export_keeps_the_previous_snapshot_and_replaces_atomically(tmp_path, cl
     assert not list(tmp_path.glob("*.tmp-*"))
 
 
-def test_an_empty_export_over_a_non_empty_archive_is_refused(tmp_path, clock):
+def test_an_empty_export_over_a_non_empty_archive_is_refused(tmp_path, open_store):
     archive = tmp_path / "memory.rcarchive"
-    with Store.open(tmp_path / "a", clock=clock) as store:
+    with open_store("a") as store:
         fill(store, 3)
         export_archive(store, archive)
     before = archive.read_bytes()
-    with Store.open(tmp_path / "empty", clock=clock) as empty:
+    with open_store("empty") as empty:
         with pytest.raises(ArchiveEmptyRefusedError) as info:
             export_archive(empty, archive)
         assert info.value.code == "archive.empty_refused"
@@ -70,13 +70,13 @@ def test_an_empty_export_over_a_non_empty_archive_is_refused(tmp_path, clock):
     assert archive.read_bytes() == before
 
 
-def test_archives_can_cover_several_trees(tmp_path, clock):
+def test_archives_can_cover_several_trees(tmp_path, open_store):
     archive = tmp_path / "all.rcarchive"
-    with Store.open(tmp_path / "a", clock=clock) as store:
+    with open_store("a") as store:
         fill(store, 2)
         store.put(STRUCTURAL, file_key("r", "a.py"), {"size": 1})
         assert export_archive(store, archive, trees=[MEMORY, STRUCTURAL]).records == 3
-    with Store.open(tmp_path / "b", clock=clock) as target:
+    with open_store("b") as target:
         import_archive(target, archive)
         assert target.get(STRUCTURAL, file_key("r", "a.py")).value == {"size": 1}
         assert target.count(MEMORY) == 2

@@ -31,8 +31,8 @@ def snapshot(store):
 
 
 @pytest.mark.parametrize("key", ["", "repo//a", "a\x00", "k" * 600, 42])
-def test_invalid_keys_fail_cleanly_and_store_nothing(tmp_path, key):
-    with Store.open(tmp_path / "d") as store:
+def test_invalid_keys_fail_cleanly_and_store_nothing(open_store, key):
+    with open_store() as store:
         store.put(STRUCTURAL, file_key("r", "keep"), 1)
         with pytest.raises(InvalidKeyError) as info:
             store.put(STRUCTURAL, key, 2)
@@ -40,8 +40,8 @@ def test_invalid_keys_fail_cleanly_and_store_nothing(tmp_path, key):
         assert snapshot(store) == [(file_key("r", "keep"), 1)]
 
 
-def test_oversized_values_are_refused_and_nothing_is_lost(tmp_path):
-    with Store.open(tmp_path / "d", max_value_bytes=10_000) as store:
+def test_oversized_values_are_refused_and_nothing_is_lost(open_store):
+    with open_store(max_value_bytes=10_000) as store:
         store.put(STRUCTURAL, file_key("r", "keep"), "small")
         with pytest.raises(ValueTooLargeError) as info:
             store.put(STRUCTURAL, file_key("r", "keep"), "x" * 20_000)
@@ -55,8 +55,8 @@ def test_oversized_values_are_refused_and_nothing_is_lost(tmp_path):
         assert store.last_seq() == 1
 
 
-def test_a_too_large_write_inside_a_batch_rolls_back_only_its_group(tmp_path):
-    with Store.open(tmp_path / "d", max_value_bytes=10_000) as store:
+def test_a_too_large_write_inside_a_batch_rolls_back_only_its_group(open_store):
+    with open_store(max_value_bytes=10_000) as store:
         batch = store.batch(commit_every=3)
         batch.put(STRUCTURAL, file_key("r", "a"), 1)
         batch.put(STRUCTURAL, file_key("r", "b"), 2)
@@ -69,8 +69,8 @@ def test_a_too_large_write_inside_a_batch_rolls_back_only_its_group(tmp_path):
         assert [k for k, _ in snapshot(store)] == [file_key("r", x) for x in "abc"]
 
 
-def test_garbage_updates_are_refused(tmp_path):
-    with Store.open(tmp_path / "d") as store:
+def test_garbage_updates_are_refused(open_store):
+    with open_store() as store:
         for update in (b"", b"\x93\x01", b"not msgpack at all \xff", "text"):
             with pytest.raises(InvalidUpdateError) as info:
                 store.apply_update(MEMORY, mem_key("r", "t", "1"), update)

@@ -35,15 +35,15 @@ def test_entries_older_than_the_grace_period_are_trimmed(store, clock):
     assert store.sweep().trimmed == 0
 
 
-def test_the_feed_keeps_at_most_its_event_cap_in_whole_entries(tmp_path, clock):
-    with Store.open(tmp_path / "d", clock=clock, feed_max_events=10) as store:
+def test_the_feed_keeps_at_most_its_event_cap_in_whole_entries(open_store):
+    with open_store(feed_max_events=10) as store:
         put_batches(store, 5, 5)
         assert store.sweep(limit=1).trimmed == 5  # one entry per sweep at most
         assert store.sweep().trimmed == 10
         assert store.feed_floor() == 15
         assert [c.seq for c in store.changes(after=15)] == list(range(16, 26))
         assert store.count(STRUCTURAL, "repo/r/") == 25
-    with Store.open(tmp_path / "d", clock=clock, feed_max_events=10) as store:
+    with open_store(feed_max_events=10) as store:
         assert store.feed_floor() == 15  # durable
         with pytest.raises(FeedTrimmedError):
             store.changes(after=14)

@@ -230,10 +230,12 @@ def test_drop_expiry_lets_a_document_written_anew_be_durable_or_expire_sooner(st
     assert store.sweep().expired == 1
 
 
-def test_a_dropped_expiry_converges_and_keeps_a_concurrent_one_it_did_not_observe(tmp_path, clock):
+def test_a_dropped_expiry_converges_and_keeps_a_concurrent_one_it_did_not_observe(
+    open_store, clock
+):
     with (
-        Store.open(tmp_path / "a", clock=clock) as a,
-        Store.open(tmp_path / "b", clock=clock) as b,
+        open_store("a") as a,
+        open_store("b") as b,
     ):
         key = mem_key("r", "t", "1")
         soon = int((clock.now() + 10) * 1000)
@@ -277,8 +279,8 @@ def test_a_document_expiry_beyond_the_frame_range_is_refused(store):
     assert store.get(MEMORY, key, include_deleted=True) is None
 
 
-def test_the_change_feed_is_monotonic_and_cursors_persist(tmp_path, clock):
-    with Store.open(tmp_path / "d", clock=clock) as store:
+def test_the_change_feed_is_monotonic_and_cursors_persist(open_store, clock):
+    with open_store("d") as store:
         for i in range(5):
             store.put(STRUCTURAL, file_key("r", f"f{i}"), i)
         changes = store.changes()
@@ -286,18 +288,18 @@ def test_the_change_feed_is_monotonic_and_cursors_persist(tmp_path, clock):
         assert store.changes(after=3) == changes[3:]
         assert len(store.changes(limit=2)) == 2
         store.save_cursor("keyword-index", 3)
-    with Store.open(tmp_path / "d", clock=clock) as store:
+    with open_store("d") as store:
         assert store.cursor("keyword-index") == 3
         assert store.cursor("new") == 0
         store.put(STRUCTURAL, file_key("r", "f9"), 9)
         assert store.last_seq() == 6
 
 
-def test_the_hybrid_clock_never_goes_backwards_across_restarts(tmp_path, clock):
-    with Store.open(tmp_path / "d", clock=clock) as store:
+def test_the_hybrid_clock_never_goes_backwards_across_restarts(open_store, clock):
+    with open_store("d") as store:
         first = store.put(STRUCTURAL, file_key("r", "a"), 1).hlc
     clock.set(clock.now() - 3600)
-    with Store.open(tmp_path / "d", clock=clock) as store:
+    with open_store("d") as store:
         assert store.put(STRUCTURAL, file_key("r", "a"), 2).hlc > first
         assert store.get(STRUCTURAL, file_key("r", "a")).value == 2
 
@@ -311,10 +313,10 @@ def test_observed_remove_flags_track_vector_membership(store):
     assert store.set_flag(VECTOR_MEMBERSHIP, key, False) is None
 
 
-def test_apply_update_merges_foreign_state_and_is_idempotent(tmp_path, clock):
+def test_apply_update_merges_foreign_state_and_is_idempotent(open_store, clock):
     with (
-        Store.open(tmp_path / "a", clock=clock) as a,
-        Store.open(tmp_path / "b", clock=clock) as b,
+        open_store("a") as a,
+        open_store("b") as b,
     ):
         key = mem_key("r", "t", "1")
         a.merge_fields(MEMORY, key, DocPatch(set_fields={"title": "A"}, add={"tags": ["a"]}))
@@ -359,20 +361,20 @@ def test_the_map_grows_automatically_when_full(tmp_path, clock):
         assert store.count(STRUCTURAL) == 200
 
 
-def test_a_closed_store_refuses_calls(tmp_path):
-    store = Store.open(tmp_path / "d")
+def test_a_closed_store_refuses_calls(open_store):
+    store = open_store()
     store.close()
     store.close()
     with pytest.raises(StoreUnavailableError):
         store.get(STRUCTURAL, file_key("r", "a"))
 
 
-def test_stats_report_records_per_tree(store):
+def test_stats_report_records_per_tree(store, backend):
     store.put(STRUCTURAL, file_key("r", "a"), 1)
     stats = store.stats()
     assert stats.records[STRUCTURAL] == 1
     assert stats.last_seq == 1
-    assert stats.engine == "lmdb"
+    assert stats.engine == backend
     assert stats.file_bytes > 0
 
 
@@ -393,10 +395,10 @@ def test_scan_can_start_at_a_key_to_skip_a_range(store):
     assert [r.value for r in page.records] == ["b/1", "c/1"]
 
 
-def test_the_sweeper_thread_sweeps_until_stopped(tmp_path, clock):
+def test_the_sweeper_thread_sweeps_until_stopped(open_store, clock):
     from repocontext.store import Sweeper
 
-    with Store.open(tmp_path / "d", clock=clock) as store:
+    with open_store() as store:
         store.put(STRUCTURAL, file_key("r", "tmp"), 1, ttl_seconds=1)
         clock.advance(2)
         sweeper = Sweeper(store, interval_seconds=0.01)
