@@ -25,6 +25,11 @@ Restore modes (:meth:`MemoryArchiver.restore`):
 A damaged archive is refused with ``archive.corrupt`` before anything is written. The next
 export moves a damaged archive aside (``memory.rcarch.damaged``) rather than letting it
 replace the good previous snapshot.
+
+Several processes of one store (``serve --workers N``, or servers sharing a PostgreSQL store
+and one archive directory) export one at a time: an export holds the store-wide lock
+:func:`export_lock` of its archive path. A periodic export that finds it held skips its turn
+(the other process is writing the same tree); :meth:`MemoryArchiver.export_now` waits for it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import logging
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +52,7 @@ from repocontext.errors import (
     PathNotFoundError,
     RepoContextError,
     StoreReadOnlyError,
+    StoreUnavailableError,
 )
 from repocontext.store import MEMORY, STRUCTURAL, ArchiveReport, Store
 from repocontext.store.archive import export_archive, import_archive, read_archive
@@ -58,6 +65,7 @@ __all__ = [
     "MemoryArchiver",
     "RestoreMode",
     "RestoreReport",
+    "export_lock",
 ]
 
 ARCHIVE_NAME: Final = "memory.rcarch"
@@ -65,7 +73,14 @@ ARCHIVE_NAME: Final = "memory.rcarch"
 RestoreMode = Literal["auto", "always", "off"]
 RESTORE_MODES: Final = ("auto", "always", "off")
 _FEED_PAGE: Final = 5000
+_EXPORT_WAIT_SECONDS: Final = 30.0
+"""How long an explicit export waits for another process's export of the same archive."""
 _log = logging.getLogger(__name__)
+
+
+def export_lock(path: Path) -> str:
+    """The name of the store-wide lock held while the archive at ``path`` is written."""
+    return "archive-export/" + hashlib.sha256(str(Path(path).absolute()).encode()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +157,7 @@ class MemoryArchiver:
         self._on_restore = on_restore
         self._on_export = on_export
         self._cursor = "archive/" + hashlib.sha256(str(self.path.absolute()).encode()).hexdigest()
+        self._export_lock = export_lock(self.path)
         self._scanned = 0
         self._written: tuple[int, int] | None = None
         self._lock = threading.Lock()
@@ -171,9 +187,22 @@ class MemoryArchiver:
             ArchiveEmptyRefusedError: The memory tree is empty and the archive holds records.
             StoreFullError: The disk filled up (the previous archive is untouched).
             StoreReadOnlyError: The archive directory cannot be written.
+            StoreUnavailableError: Another process of the store kept exporting the same
+                archive for 30 s.
         """
         with self._lock:
-            return self._export()
+            deadline = time.monotonic() + _EXPORT_WAIT_SECONDS
+            while True:
+                with self.store.exclusive(self._export_lock) as held:
+                    if held:
+                        return self._export()
+                if time.monotonic() > deadline:
+                    raise StoreUnavailableError(
+                        f"another process kept exporting {self.path} for "
+                        f"{_EXPORT_WAIT_SECONDS:g} s",
+                        hint="Try again when its export has ended.",
+                    )
+                time.sleep(0.05)
 
     def export_if_changed(self) -> ArchiveReport | None:
         """Export when the memory tree changed since the last export; else return ``None``.
@@ -183,8 +212,10 @@ class MemoryArchiver:
             StoreFullError: The disk filled up (the previous archive is untouched).
             StoreReadOnlyError: The archive directory cannot be written.
         """
-        with self._lock:
-            return self._export() if self._pending() else None
+        with self._lock, self.store.exclusive(self._export_lock) as held:
+            # Not held: another process of this store (a second worker or server) is
+            # exporting the same archive right now; its export covers this one.
+            return self._export() if held and self._pending() else None
 
     def start(self) -> None:
         """Export every ``interval_seconds`` in a daemon thread (no-op when running).

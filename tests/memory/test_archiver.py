@@ -10,12 +10,14 @@ import os
 import queue
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from repocontext.errors import ArchiveCorruptError, InvalidInputError, StoreReadOnlyError
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver, MemoryEntry, MemoryService
+from repocontext.memory.archiver import export_lock
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, STRUCTURAL, ArchiveReport, Store, Value
 from repocontext.store.archive import read_archive
@@ -112,6 +114,26 @@ def test_export_if_changed_skips_an_unchanged_memory_tree_even_after_other_trees
         assert archiver.previous_path.exists()
         # The mark lives in the store: a new archiver (a restarted process) skips too.
         assert MemoryArchiver(store, tmp_path / ARCHIVE_NAME).export_if_changed() is None
+
+
+def test_an_export_of_an_archive_another_process_is_writing_is_skipped_or_waits_for_it(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    path = tmp_path / ARCHIVE_NAME
+    with open_store(tmp_path / "data", clock) as store:
+        remember(store, 2)
+        archiver = MemoryArchiver(store, path)
+        with store.exclusive(export_lock(path)) as held:  # as a second worker's export does
+            assert held
+            assert archiver.export_if_changed() is None  # the periodic export skips its turn
+            assert not path.exists()
+            waiting = threading.Thread(target=archiver.export_now)
+            waiting.start()
+            waiting.join(0.2)
+            assert waiting.is_alive() and not path.exists()  # an explicit one waits
+        waiting.join(WAIT)
+        assert path.exists()
+        assert archiver.export_if_changed() is None  # that export covered the change
 
 
 def test_stop_exports_what_changed_since_the_last_export_and_is_a_no_op_unstarted(
