@@ -18,13 +18,16 @@ The probes need no token (orchestrators call them); with a tokens file, ``/metri
 gives one access-log record (``repocontext.access``, its fields as keys of the JSON log line)
 without query strings or headers.
 
-Refusals share one JSON body ``{"code", "message", "hint"}``: 401 without a valid token, and
-413 for an MCP request body over :data:`MAX_BODY_BYTES` (the SDK's own 413 is plain text).
+Every response names the process that answered in ``X-RepoContext-Worker`` (its pid: with
+``serve --workers N``, which worker). Refusals share one JSON body
+``{"code", "message", "hint"}``: 401 without a valid token, and 413 for an MCP request body
+over :data:`MAX_BODY_BYTES` (the SDK's own 413 is plain text).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -44,7 +47,7 @@ from repocontext.telemetry import CONTENT_TYPE, Telemetry
 from repocontext.wire import StatsResultWire
 from repocontext.workspace import Workspace
 
-__all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "MAX_BODY_BYTES", "create_app"]
+__all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "MAX_BODY_BYTES", "WORKER_HEADER", "create_app"]
 
 LOCAL_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 """Host headers the MCP endpoint accepts by default (DNS-rebinding protection)."""
@@ -55,6 +58,8 @@ MAX_BODY_BYTES: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 ACCESS_LOGGER: Final = "repocontext.access"
 _access_log = logging.getLogger(ACCESS_LOGGER)
 _ROUTES: Final = ("/health/live", "/health/ready", "/metrics", "/stats", "/mcp")
+WORKER_HEADER: Final = "X-RepoContext-Worker"
+"""Response header naming the process that answered (``serve --workers N``: which worker)."""
 
 
 def create_app(
@@ -267,6 +272,8 @@ class _AccessLog:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                worker = (b"x-repocontext-worker", str(os.getpid()).encode())
+                message["headers"] = [*message.get("headers", ()), worker]
             await send(message)
 
         try:

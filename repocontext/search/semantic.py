@@ -17,17 +17,27 @@ while it runs the planes on disk are still those of the last completed pass: whe
 one in the same space (``servable``), they keep answering (trailing the pass by its changes;
 the keyword side is always current). Before the first completed pass, or without an
 embedder, search fails closed to keyword-only and says so.
+
+Several processes may serve one data directory (``serve --workers N``), and several servers
+one store each with its own data directory (a shared PostgreSQL store). A pass holds an
+exclusive ``flock`` on ``embed.lock`` in the repository's plane directory, so the processes
+of one data directory embed a change once: the others wait for it, load the planes it wrote
+and find nothing left to do. The status record is shared by every server of the store, the
+planes are not: a server answers from its own planes only (until they exist, search is
+keyword-only and says so), and :meth:`SemanticService.catch_up` embeds what it lacks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -57,6 +67,8 @@ BATCH: Final = 256
 MEMORY_PATH_PREFIX: Final = "\x1fmem\x1f"
 """Plane paths of memory entries start with this (file paths never hold control characters)."""
 STATUS_INTERVAL_S: Final = 0.5
+LOCK_POLL_S: Final = 0.1
+"""How often a pass waiting for another process's pass of the same planes tries again."""
 FILES_PART: Final = "files"
 MEMORY_PART: Final = "memory"
 
@@ -131,7 +143,25 @@ class SemanticService:
         embedder = self.embedder()
         if embedder is None or status.space != embedder.space.id:
             return None
-        return self._plane(repo_id, embedder)
+        plane = self._plane(repo_id, embedder)
+        plane.reload()  # (another process of this data directory may have rewritten it)
+        # The status is the store's, shared by servers with other data directories: only
+        # planes this one holds answer.
+        return plane if plane.on_disk else None
+
+    def catch_up(self, repo_id: str) -> bool:
+        """Schedule a pass when the store records vectors this data directory lacks.
+
+        Returns whether it scheduled one. Loads no embedder.
+        """
+        status = self.status(repo_id)
+        space = status.space or ""
+        if not status.planes_complete or not space.startswith(f"{self.embedder_name}-"):
+            return False
+        if (self.directory / _plane_dir(repo_id) / space / "files.msgpack").exists():
+            return False
+        self.schedule(repo_id)
+        return True
 
     def stored_embedder(self, repo_id: str) -> str | None:
         """The backend of the repository's completed vectors when it is not the configured one.
@@ -160,7 +190,9 @@ class SemanticService:
             return None
         vector = embedder.embed([query])[0]
         hits = plane.search(vector, limit, within)
-        notes = self._plane(repo_id, embedder, MEMORY_PART).search(vector, limit)
+        memory = self._plane(repo_id, embedder, MEMORY_PART)
+        memory.reload()
+        notes = memory.search(vector, limit)
         if not notes:
             return hits
         return sorted([*hits, *notes], key=lambda hit: -hit.score)[:limit]
@@ -210,7 +242,8 @@ class SemanticService:
         with run_lock:
             if self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
                 return EmbedReport(0, 0, 0, 0.0)
-            return self._pass(repo_id, embedder, on_progress)
+            with self._across_processes(repo_id):
+                return self._pass(repo_id, embedder, on_progress)
 
     def drop(self, repo_id: str) -> None:
         """Forget a repository's vector plane: stop its pass and delete the plane's files.
@@ -235,6 +268,32 @@ class SemanticService:
                 self._dropping.discard(repo_id)
 
     # -- internals ---------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _across_processes(self, repo_id: str) -> Iterator[None]:
+        """Hold the repository's ``embed.lock`` against the other processes of the data dir.
+
+        Waits while another process's pass holds it (it may have embedded these changes
+        already: the pass then reloads its planes and finds nothing to do); stops waiting
+        when this service closes or the repository is dropped.
+
+        Raises:
+            _Stopped: The service closed, or the repository is being dropped, meanwhile.
+        """
+        directory = self.directory / _plane_dir(repo_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / "embed.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if self._closed.wait(LOCK_POLL_S) or repo_id in self._dropping:
+                        raise _Stopped from None
+            yield
+        finally:
+            os.close(fd)  # (drops the lock)
 
     def _drain(self, repo_id: str) -> None:
         while True:
@@ -268,6 +327,8 @@ class SemanticService:
         started = time.perf_counter()
         files = self._plane(repo_id, embedder)
         memory = self._plane(repo_id, embedder, MEMORY_PART)
+        files.reload()  # what another process's pass wrote is not done again
+        memory.reload()
         current: dict[str, str | None] = {}
         todo: list[str] = []
         # Only the three fields that decide what changed are decoded (a note's pass reads
