@@ -126,7 +126,7 @@ def serve_worker(start: WorkerStart) -> None:
         workspace.start_background(jobs=start.index == 0)
         if start.index == 0 and start.first and settings.repo is not None:
             workspace.bootstrap(settings.repo)
-        app = _http_app(workspace, tokens, settings)
+        app = _http_app(workspace, tokens, settings, worker=True)
         start.ready.set()
         _serve_app(app, settings, start.listener)
 
@@ -165,22 +165,28 @@ def _run_http(
     _serve_app(app, settings, listener)
 
 
-def _http_app(workspace: Workspace, tokens: TokenBook | None, settings: Settings) -> FastAPI:
+def _http_app(
+    workspace: Workspace, tokens: TokenBook | None, settings: Settings, *, worker: bool = False
+) -> FastAPI:
     telemetry = Telemetry(workspace)
     grants = tokens.grants() if tokens is not None else [local_grant(settings)]
-    servers: dict[Grant, GrantedServer] = {
-        grant: build_server(workspace, settings, grant=grant, telemetry=telemetry)
-        for grant in grants
-    }
-    app = create_app(
+
+    def servers() -> dict[Grant, GrantedServer]:
+        return {
+            grant: build_server(workspace, settings, grant=grant, telemetry=telemetry)
+            for grant in grants
+        }
+
+    return create_app(
         workspace,
-        servers,
+        servers(),
         tokens=tokens,
         allowed_hosts=allowed_hosts(settings.host, settings.allowed_hosts),
         telemetry=telemetry,
         access_log=settings.access_log,
+        # A worker may get the requests of a session another worker opened.
+        stateless_servers=servers() if worker else None,
     )
-    return app
 
 
 def _warn_if_open(

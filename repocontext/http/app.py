@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook
 from repocontext.errors import InvalidInputError, RepoContextError
+from repocontext.http.sessions import SessionFallback
 from repocontext.store import iso_utc
 from repocontext.telemetry import CONTENT_TYPE, Telemetry
 from repocontext.wire import StatsResultWire
@@ -70,6 +71,7 @@ def create_app(
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
     telemetry: Telemetry | None = None,
     access_log: bool = True,
+    stateless_servers: Mapping[Grant, MCPServer] | None = None,
 ) -> FastAPI:
     """Return the HTTP app serving health probes, metrics and MCP at ``/mcp``.
 
@@ -83,6 +85,9 @@ def create_app(
             endpoint accepts; others get 421.
         telemetry: The process's metrics; a fresh one is made when not given.
         access_log: Log one JSON line per request.
+        stateless_servers: One more server per grant, which serves statelessly the requests
+            of sessions another worker process opened (``serve --workers N``; see
+            :mod:`repocontext.http.sessions`); without, such a request gets 404.
 
     Raises:
         ValueError: ``tokens`` names a grant that has no server, or several servers are
@@ -109,13 +114,20 @@ def create_app(
         )
         for grant, server in servers.items()
     }
+    managers = [server.session_manager for server in servers.values()]
+    for grant, spare in (stateless_servers or {}).items():
+        stateless = spare.streamable_http_app(
+            transport_security=security, max_request_body_size=MAX_BODY_BYTES, stateless_http=True
+        )
+        apps[grant] = SessionFallback(apps[grant], servers[grant].session_manager, stateless)
+        managers.append(spare.session_manager)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         # Starlette does not run a mounted app's lifespan, so the session managers run here.
         async with AsyncExitStack() as stack:
-            for server in servers.values():
-                await stack.enter_async_context(server.session_manager.run())
+            for manager in managers:
+                await stack.enter_async_context(manager.run())
             yield
 
     app = FastAPI(title="repocontext", lifespan=lifespan, docs_url=None, redoc_url=None)
