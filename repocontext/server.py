@@ -22,7 +22,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from repocontext.auth import Grant, TokenBook
-from repocontext.errors import InvalidInputError, PortInUseError
+from repocontext.errors import InvalidInputError, PortInUseError, RepoContextError
 from repocontext.http import LOCAL_HOSTS, create_app
 from repocontext.mcp import build_server
 from repocontext.mcp.grants import GrantedServer
@@ -120,12 +120,21 @@ def serve_worker(start: WorkerStart) -> None:
     """
     configure_logging()
     settings = start.settings
-    tokens = TokenBook.load(settings.auth_tokens_file) if settings.auth_tokens_file else None
     _exit_cleanly_on_sigterm()
-    with Workspace.open(settings) as workspace:
-        workspace.start_background(jobs=start.index == 0)
-        if start.index == 0 and start.first and settings.repo is not None:
-            workspace.bootstrap(settings.repo)
+    try:
+        tokens = TokenBook.load(settings.auth_tokens_file) if settings.auth_tokens_file else None
+        workspace = Workspace.open(settings)
+    except RepoContextError as exc:
+        start.failed(exc)
+        raise
+    with workspace:
+        try:
+            workspace.start_background(jobs=start.index == 0)
+            if start.index == 0 and start.first and settings.repo is not None:
+                workspace.bootstrap(settings.repo)
+        except RepoContextError as exc:  # (a damaged archive: the supervisor says so)
+            start.failed(exc)
+            raise
         app = _http_app(workspace, tokens, settings, worker=True)
         start.ready.set()
         _serve_app(app, settings, start.listener)
@@ -140,13 +149,16 @@ def _supervise(
             info = workspace.register_repo(settings.repo)
         notify(f"indexing repository {info.repo_id!r} in the background")
     _warn_if_open(tokens, settings, notify)
-    listener = _listener(settings.host, settings.port)  # before the banner: it names the port
+    listener = _listener(settings.host, settings.port)  # a port in use fails at once
     port = listener.getsockname()[1]
-    notify(connect_banner(settings.host, port, authenticated=tokens is not None))
-    notify(f"  workers:      {workers} processes (--workers)")
+
+    def banner() -> None:  # once worker 0 serves: a damaged archive fails before it
+        notify(connect_banner(settings.host, port, authenticated=tokens is not None))
+        notify(f"  workers:      {workers} processes (--workers)")
+
     try:
         pinned = settings.model_copy(update={"port": port})
-        Supervisor(pinned, listener, serve_worker, workers).run()
+        Supervisor(pinned, listener, serve_worker, workers, on_started=banner).run()
     finally:
         listener.close()
 

@@ -26,10 +26,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.context import SpawnProcess
+from multiprocessing.queues import SimpleQueue
 from multiprocessing.synchronize import Event
 from typing import Final, Protocol
 
-from repocontext.errors import WorkersFailedError
+from repocontext.errors import RepoContextError, WorkersFailedError
 from repocontext.settings import Settings
 
 __all__ = [
@@ -67,6 +68,12 @@ class WorkerStart:
     """The first start of this worker (not a restart): worker 0 then bootstraps ``--repo``."""
     ready: Event
     """Set by the worker once its workspace is open and its background work started."""
+    failures: SimpleQueue[tuple[str, str, str]]
+    """Where a worker that cannot start puts its error (code, message, hint)."""
+
+    def failed(self, error: RepoContextError) -> None:
+        """Tell the supervisor why this worker cannot start (it raises the same error)."""
+        self.failures.put((error.code, error.message, error.hint))
 
 
 class WorkerTarget(Protocol):
@@ -94,9 +101,15 @@ class Supervisor:
         target: WorkerTarget,
         workers: int,
         *,
+        on_started: Callable[[], None] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """Prepare ``workers`` processes running ``target`` on ``listener`` (none runs yet)."""
+        """Prepare ``workers`` processes running ``target`` on ``listener`` (none runs yet).
+
+        ``on_started`` runs once worker 0 is ready, before the others start.
+        """
+        self._on_started = on_started
+        self._failures: SimpleQueue[tuple[str, str, str]] = _spawn.SimpleQueue()
         self._settings = settings
         self._listener = listener
         self._target = target
@@ -114,7 +127,9 @@ class Supervisor:
         """Start the workers and supervise them until SIGTERM or SIGINT (or :meth:`stop`).
 
         Raises:
-            WorkersFailedError: Worker 0 did not become ready, or a worker kept dying.
+            RepoContextError: Worker 0 could not start: the error it raised (for example
+                ``archive.corrupt``), else ``WorkersFailedError``.
+            WorkersFailedError: A worker kept dying.
         """
         previous = _handle_stop_signals(self.stop)
         try:
@@ -137,19 +152,25 @@ class Supervisor:
         while not ready.wait(_TICK_S):
             if self._stopping.is_set():
                 return
+            if not self._failures.empty():
+                raise _error_of(*self._failures.get())
             if not first.process.is_alive() or self._clock() > deadline:
+                first.process.join(STOP_GRACE_S)  # (its last word may still be on its way)
+                if not self._failures.empty():
+                    raise _error_of(*self._failures.get())
                 raise WorkersFailedError(
                     f"worker 0 did not start (exit code {first.process.exitcode})",
                     hint="Its error is logged above; `repocontext serve --workers 1` shows "
                     "the same failure in one process.",
                 )
+        self._on_started()
         for index in range(1, self._workers):
             self._slots.append(self._spawn(index, first=True))
         _log.info("serving with %d worker processes: %s", self._workers, self.pids)
 
     def _spawn(self, index: int, *, first: bool) -> _Slot:
         ready = _spawn.Event()
-        start = WorkerStart(self._settings, self._listener, index, first, ready)
+        start = WorkerStart(self._settings, self._listener, index, first, ready, self._failures)
         process = _spawn.Process(
             target=self._target, args=(start,), name=f"repocontext-worker-{index}", daemon=False
         )
@@ -198,6 +219,17 @@ def worker_count(settings: Settings) -> int:
         return settings.workers
     cores = getattr(os, "process_cpu_count", os.cpu_count)()
     return max(1, cores or 1)
+
+
+def _error_of(code: str, message: str, hint: str) -> RepoContextError:
+    """The error a worker reported, as the class of its code (one of the error tree's)."""
+    classes: list[type[RepoContextError]] = [RepoContextError]
+    while classes:
+        kind = classes.pop()
+        if kind.code == code:
+            return kind(message, hint=hint)
+        classes += kind.__subclasses__()
+    return WorkersFailedError(message, hint=hint)
 
 
 def _signal(pid: int, signum: int) -> None:

@@ -8,6 +8,8 @@ process.
 
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -161,3 +163,20 @@ async def test_two_workers_answer_mcp_calls_share_one_store_and_stop_together(
     assert "starting it again" in log.read_text()
     with pytest.raises(httpx2.ConnectError):  # nothing is left to answer the port
         await live_pid(base)
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_that_cannot_start_stops_the_server_with_its_own_error_before_the_banner(
+    tmp_path: Path,
+) -> None:
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "memory.rcarch").write_bytes(b"RCARCH01 cut short")
+    cli = str(Path(sys.executable).parent / "repocontext")
+    args = [cli, "serve", "--transport", "http", "--port", "0", "--workers", "2"]
+    args += ["--data-dir", str(tmp_path / "data"), "--workspace-root", str(tmp_path)]
+    env = {**os.environ, "REPOCONTEXT_EMBEDDER": "off", "REPOCONTEXT_ARCHIVE_DIR": str(archive)}
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=90)
+    assert done.returncode == 1, done.stderr
+    assert "error [archive.corrupt]" in done.stderr  # worker 0's error, not a generic one
+    assert "MCP endpoint" not in done.stderr
