@@ -4,7 +4,9 @@
 once (:mod:`repocontext.server` does, so the banner names a real port and a port in use fails
 before anything starts), then starts N processes (the ``spawn`` start method: no state of the
 parent is inherited but what is passed) that each open the workspace and serve the same socket;
-the kernel spreads the connections between the processes accepting on it.
+the kernel spreads the connections between the processes accepting on it. Each worker's
+native thread pools (BLAS, the embedder's tokenizer) get its share of the cores
+(:data:`THREAD_POOLS`) unless the environment sizes them.
 
 Worker 0 starts first and alone: it restores the memory archive and runs the background jobs
 (:mod:`repocontext.workspace.background`), and the others start once it says it is ready, so
@@ -48,6 +50,15 @@ MAX_RESTARTS: Final = 5
 RESTART_WINDOW_S: Final = 60.0
 STOP_GRACE_S: Final = 30.0
 """Seconds a worker gets to close its workspace after SIGTERM before it is killed."""
+THREAD_POOLS: Final = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "RAYON_NUM_THREADS",
+)
+"""The native thread pools (BLAS, the embedder's tokenizer) each worker sizes to its share of
+the cores, unless the environment already sets them: N processes each spinning one thread per
+core would fight over the cores they share."""
 READY_TIMEOUT_S: Final = 300.0
 """Seconds worker 0 gets to open the store and restore the archive."""
 _TICK_S: Final = 0.2
@@ -145,6 +156,9 @@ class Supervisor:
         self._stopping.set()
 
     def _start_all(self) -> None:
+        share = str(max(1, _cores() // self._workers))
+        for name in THREAD_POOLS:  # (inherited by every worker spawned from here on)
+            os.environ.setdefault(name, share)
         first = self._spawn(0, first=True)
         self._slots.append(first)
         ready = first.ready
@@ -217,6 +231,10 @@ def worker_count(settings: Settings) -> int:
     """The worker processes ``settings`` ask for (unset: one per core this process may use)."""
     if settings.workers is not None:
         return settings.workers
+    return _cores()
+
+
+def _cores() -> int:
     cores = getattr(os, "process_cpu_count", os.cpu_count)()
     return max(1, cores or 1)
 

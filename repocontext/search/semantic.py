@@ -21,10 +21,12 @@ embedder, search fails closed to keyword-only and says so.
 Several processes may serve one data directory (``serve --workers N``), and several servers
 one store each with its own data directory (a shared PostgreSQL store). A pass holds an
 exclusive ``flock`` on ``embed.lock`` in the repository's plane directory, so the processes
-of one data directory embed a change once: the others wait for it, load the planes it wrote
-and find nothing left to do. The status record is shared by every server of the store, the
-planes are not: a server answers from its own planes only (until they exist, search is
-keyword-only and says so), and :meth:`SemanticService.catch_up` embeds what it lacks.
+of one data directory embed a change once: the others wait for it and skip their pass when
+the store sequence that pass started at (``<space>.seq`` beside the planes) has reached the
+change that scheduled theirs, or else load the planes it wrote and find nothing left to do.
+The status record is shared by every server of the store, the planes are not: a server
+answers from its own planes only (until they exist, search is keyword-only and says so), and
+:meth:`SemanticService.catch_up` embeds what it lacks.
 """
 
 from __future__ import annotations
@@ -106,6 +108,7 @@ class SemanticService:
         self._pending: set[str] = set()
         self._run_locks: dict[str, threading.Lock] = {}
         self._dropping: set[str] = set()
+        self._wanted: dict[str, int] = {}  # the store sequence a scheduled pass must reflect
         self._closed = threading.Event()
 
     @property
@@ -205,11 +208,17 @@ class SemanticService:
         for thread in threads:
             thread.join(timeout)
 
-    def schedule(self, repo_id: str) -> None:
-        """Embed the repository's changes in the background (coalescing repeated calls)."""
+    def schedule(self, repo_id: str, seq: int | None = None) -> None:
+        """Embed the repository's changes in the background (coalescing repeated calls).
+
+        ``seq``: the store sequence of the last change the pass must see (default: the
+        store's head).
+        """
         if self.embedder_name == "off" or self._closed.is_set():
             return
+        wanted = self.store.last_seq() if seq is None else seq
         with self._lock:
+            self._wanted[repo_id] = max(wanted, self._wanted.get(repo_id, 0))
             self._pending.add(repo_id)
             thread = self._threads.get(repo_id)
             if thread is not None and thread.is_alive():
@@ -227,12 +236,18 @@ class SemanticService:
             thread.join(timeout)
 
     def refresh(
-        self, repo_id: str, on_progress: Callable[[int, int], None] | None = None
+        self,
+        repo_id: str,
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        scheduled: bool = False,
     ) -> EmbedReport | None:
         """Run one embedding pass now; ``None`` when there is no embedder.
 
         A repository that is no longer registered (removed since the pass was scheduled)
-        is not embedded: nothing is written for it.
+        is not embedded: nothing is written for it. ``scheduled`` (the background pass):
+        skipped when another process of this data directory ran one that saw the changes
+        that scheduled it.
         """
         embedder = self.embedder()
         if embedder is None:
@@ -243,7 +258,16 @@ class SemanticService:
             if self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
                 return EmbedReport(0, 0, 0, 0.0)
             with self._across_processes(repo_id):
-                return self._pass(repo_id, embedder, on_progress)
+                with self._lock:
+                    wanted = self._wanted.get(repo_id) if scheduled else None
+                marker = self._marker(repo_id, embedder)
+                if wanted is not None and _read_seq(marker) >= wanted:
+                    # Another process of this data directory embedded these changes.
+                    return EmbedReport(0, 0, 0, 0.0)
+                started_at = self.store.last_seq()  # what this pass sees, at least
+                report = self._pass(repo_id, embedder, on_progress)
+                _write_seq(marker, started_at)
+                return report
 
     def drop(self, repo_id: str) -> None:
         """Forget a repository's vector plane: stop its pass and delete the plane's files.
@@ -302,12 +326,16 @@ class SemanticService:
                     return
                 self._pending.discard(repo_id)
             try:
-                self.refresh(repo_id)
+                self.refresh(repo_id, scheduled=True)
             except _Stopped:
                 return  # closing: the plane and its status stay as they were
             except Exception:
                 _log.exception("embedding %s failed", repo_id)
                 self._set_status(repo_id, {"status": "failed"})
+
+    def _marker(self, repo_id: str, embedder: Embedder) -> Path:
+        """The file holding the store sequence the last completed pass of the space saw."""
+        return self.directory / _plane_dir(repo_id) / f"{embedder.space.id}.seq"
 
     def _plane(self, repo_id: str, embedder: Embedder, part: str = "files") -> VectorPlane:
         with self._lock:
@@ -446,6 +474,19 @@ class _Progress:
         if time.monotonic() - self.last > STATUS_INTERVAL_S:
             self.last = time.monotonic()
             self.service._set_status(self.repo_id, {**self.status, "chunksDone": self.done})
+
+
+def _read_seq(path: Path) -> int:
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def _write_seq(path: Path, seq: int) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(str(seq))
+    temporary.replace(path)
 
 
 def _plane_dir(repo_id: str) -> str:

@@ -34,14 +34,18 @@ _FAMILIES: Final = frozenset({"file", "content", "mem"})
 _log = logging.getLogger(__name__)
 
 
-def repos_changed(keys: Iterable[str]) -> set[str]:
-    """The repositories whose file, content or memory records these keys name."""
-    repos: set[str] = set()
-    for key in keys:
+def repos_changed(changes: Iterable[tuple[int, str]]) -> dict[str, int]:
+    """Map each repository these ``(seq, key)`` changes touched to its last sequence.
+
+    Only file, content and memory records count (the derived indexes project those).
+    """
+    repos: dict[str, int] = {}
+    for seq, key in changes:
         head, _, rest = key.partition("/")
         repo_part, _, tail = rest.partition("/")
         if head == "repo" and repo_part and tail.partition("/")[0] in _FAMILIES:
-            repos.add(decode_component(repo_part))
+            repo_id = decode_component(repo_part)
+            repos[repo_id] = max(seq, repos.get(repo_id, 0))
     return repos
 
 
@@ -51,7 +55,7 @@ class FeedFollower:
     def __init__(
         self,
         store: Store,
-        on_changed: Callable[[str], None],
+        on_changed: Callable[[str, int], None],
         registered: Callable[[], Iterable[str]],
         *,
         on_start: Callable[[str], object] | None = None,
@@ -61,7 +65,8 @@ class FeedFollower:
 
         Args:
             store: The store whose feed is read.
-            on_changed: Called once per changed repository per tick.
+            on_changed: Called once per changed repository per tick, with the last sequence
+                that changed it.
             registered: The registered repository ids (a trimmed feed catches them all up).
             on_start: Called for every registered repository when the follower starts.
             interval_seconds: Seconds between two polls.
@@ -103,18 +108,18 @@ class FeedFollower:
         if head <= self.cursor:
             return set()
         try:
-            keys: list[str] = []
+            changes: list[tuple[int, str]] = []
             after = self.cursor
             while batch := self._store.changes(after=after, limit=_PAGE):
-                keys += (change.key for change in batch)
+                changes += ((change.seq, change.key) for change in batch)
                 after = batch[-1].seq
-            repos = repos_changed(keys)
+            repos = repos_changed(changes)
         except FeedTrimmedError:  # fell behind the feed's retention: catch everything up
-            after, repos = head, set(self._registered())
+            after, repos = head, dict.fromkeys(self._registered(), head)
         self.cursor = max(after, head)
         for repo_id in sorted(repos):
-            self._call(self._on_changed, repo_id)
-        return repos
+            self._call(lambda repo: self._on_changed(repo, repos[repo]), repo_id)
+        return set(repos)
 
     def _loop(self) -> None:
         if self._on_start is not None:

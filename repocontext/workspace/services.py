@@ -49,11 +49,11 @@ class Services:
         )
         search = SearchService(store, settings.data_dir / "search", semantic)
 
-        def catch_up(repo_id: str) -> None:
+        def catch_up(repo_id: str, seq: int) -> None:
             # (a repository removed since the event: its indexes were dropped, none is made)
             if store.get(STRUCTURAL, repo_key(repo_id)) is not None:
                 search.sync(repo_id)
-                semantic.schedule(repo_id)
+                semantic.schedule(repo_id, seq)
 
         follower = FeedFollower(
             store,

@@ -15,7 +15,7 @@ import pytest
 from repocontext.mcp.client import http_client
 from repocontext.search.embed import Chunk, EmbeddingSpace
 from repocontext.search.keyword import KeywordDoc, KeywordIndex
-from repocontext.search.semantic import SemanticService
+from repocontext.search.semantic import SemanticService, memory_key_of
 from repocontext.search.vectors import VectorPlane
 from repocontext.settings import Settings
 from repocontext.store import SystemClock
@@ -149,11 +149,44 @@ def test_the_follower_reports_each_repository_whose_files_or_memory_changed(
     with Workspace.open(settings) as workspace:
         for name in ("alpha", "beta"):
             workspace.bootstrap(ws / name, name, background=False)
-        reported: list[str] = []
-        follower = FeedFollower(workspace.store, reported.append, lambda: ["alpha", "beta"])
+        reported: list[tuple[str, int]] = []
+        follower = FeedFollower(
+            workspace.store, lambda *change: reported.append(change), lambda: ["alpha", "beta"]
+        )
         follower.cursor = workspace.store.last_seq()
         assert follower.poll() == set()
         workspace.remember("beta", "notes", title="only beta changed")
-        assert follower.poll() == {"beta"} and reported == ["beta"]
+        assert follower.poll() == {"beta"} and reported == [("beta", workspace.store.last_seq())]
         assert follower.poll() == set() and follower.cursor == workspace.store.last_seq()
-    assert repos_changed(["repo/a%2Fb/file/x.py", "repo/c/vec/status", "repo/d"]) == {"a/b"}
+    changes = [(3, "repo/a%2Fb/file/x.py"), (4, "repo/c/vec/status"), (2, "repo/a%2Fb/mem/t/1")]
+    assert repos_changed([*changes, (5, "repo/d")]) == {"a/b": 3}
+
+
+def test_a_scheduled_pass_is_skipped_when_another_process_of_the_data_dir_embedded_its_changes(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "ws" / "demo", {"src/db.py": DB})
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="static")
+    with Workspace.open(settings) as a:
+        a.bootstrap(repo, "demo", background=False)
+        a.wait_embedded("demo", 60)
+        # B: another process's service over the same data dir (its planes, its embed lock).
+        b = SemanticService(a.store, tmp_path / "data" / "vectors", "static", SystemClock())
+        try:
+            a.remember("demo", "notes", title="written through A")
+            seq = a.store.last_seq()
+            a.wait_embedded("demo", 60)  # A's own pass embedded the note
+            b.schedule("demo", seq)  # B's follower saw the note
+            b.wait("demo", 60)
+            skipped = b.refresh("demo", scheduled=True)
+            assert skipped is not None and skipped.vectors == 0  # no scan, no pass
+            ran = b.refresh("demo")  # asked directly: a pass (with nothing left to embed)
+            assert ran is not None and ran.chunks_embedded == 0 and ran.vectors > 0
+            # A change no pass saw yet: B's scheduled pass runs and embeds it.
+            second = a.remember("demo", "notes", title="zeppelin hangar maintenance")
+            b.schedule("demo")
+            b.wait("demo", 60)
+            hits = b.search("demo", "zeppelin hangar maintenance", 3) or []
+            assert memory_key_of(hits[0].path) == second.key
+        finally:
+            b.close()
