@@ -47,14 +47,14 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[max(math.ceil(q * len(ordered)) - 1, 0)] if ordered else 0.0
 
 
-def word(number: int) -> str:
+def word(number: int, prefix: str = "quiv") -> str:
     """A made-up word per number (letters only: one search term)."""
     letters = ""
     while True:
         number, digit = divmod(number, 26)
         letters += chr(ord("a") + digit)
         if not number:
-            return f"quiv{letters}"
+            return f"{prefix}{letters}"
 
 
 async def until_found(client: Any, arguments: dict[str, Any], key: str, since: float) -> float:
@@ -74,7 +74,7 @@ async def measure(a_url: str, b_url: str, notes: int) -> tuple[list[float], list
         for n in range(notes):
             name = word(n)
             # (text of its own: the semantic search of it ranks it first, at similarity 1)
-            title = f"{name} {word(7 * n + 3)} {word(13 * n + 5)} signing keys"
+            title = f"{name} {word(7 * n + 3, 'zarn')} {word(13 * n + 5, 'plok')} signing keys"
             made = await a.call_tool(
                 "repocontext_remember", {"repoId": "demo", "topic": "notes", "title": title}
             )
