@@ -211,10 +211,17 @@ class Result:
     rss_start_mb: float = 0.0
     rss_end_mb: float = 0.0
     server_cpu_s: float = 0.0
+    machine_cpu_s: float = 0.0
+    """CPU every process of the machine used during the window (others share it)."""
 
     @property
     def elapsed(self) -> float:
         return max(w.ended for w in self.windows) - min(w.started for w in self.windows)
+
+    @property
+    def others_cpu_s(self) -> float:
+        """CPU of processes that are neither the server nor the clients (other work)."""
+        return max(0.0, self.machine_cpu_s - self.server_cpu_s - self.client_cpu_s)
 
     def samples(self, tool: str | None = None) -> list[float]:
         tools = TOOLS if tool is None else (tool,)
@@ -295,12 +302,14 @@ def run_load(
     for _ in runners:
         ready.get(timeout=300)
     cpu = server.cpu_s()
+    machine = _busy_s()
     rss_start = server.rss()
     go.set()
     time.sleep(seconds)
     rss_end = server.rss()  # the end of the window; in-flight calls still finish
     windows = [out.get(timeout=300) for _ in runners]
     after = server.cpu_s()
+    machine_after = _busy_s()
     for runner in runners:
         runner.join(60)
     return Result(
@@ -312,7 +321,14 @@ def run_load(
         rss_start / 2**20,
         rss_end / 2**20,
         after - cpu,
+        machine_after - machine,
     )
+
+
+def _busy_s() -> float:
+    """CPU seconds the whole machine has been busy (every core, every process)."""
+    times = psutil.cpu_times()
+    return float(sum(times)) - times.idle - getattr(times, "iowait", 0.0)
 
 
 def settle(server: Tree, patience: float) -> float:
@@ -442,10 +458,15 @@ def _ratio_rows(single: list[Result], multi: list[Result]) -> list[str]:
             f"| {one.clients} | {one.rate('repocontext_search'):,.1f} "
             f"| {many.rate('repocontext_search'):,.1f} | **{search:.2f}x** "
             f"| {one.rate():,.1f} | {many.rate():,.1f} | {many.rate() / max(one.rate(), 1e-9):.2f}x "
-            f"| {one.server_cpu_s / one.elapsed:.2f} / {one.client_cpu_s / one.elapsed:.2f} "
-            f"| {many.server_cpu_s / many.elapsed:.2f} / {many.client_cpu_s / many.elapsed:.2f} |"
+            f"| {_cpu(one)} | {_cpu(many)} |"
         )
     return rows
+
+
+def _cpu(result: Result) -> str:
+    """Cores used by the server, the clients and everything else during a window."""
+    parts = (result.server_cpu_s, result.client_cpu_s, result.others_cpu_s)
+    return " / ".join(f"{part / result.elapsed:.2f}" for part in parts)
 
 
 def render(single: list[Result], multi: list[Result], info: dict[str, Any], command: str) -> str:
@@ -477,14 +498,17 @@ def render(single: list[Result], multi: list[Result], info: dict[str, Any], comm
         f"{info['weights'][0]} : context {info['weights'][1]} : recall {info['weights'][2]} : "
         f"remember {info['weights'][3]} (context at the default 8,192-token budget; recall of "
         "search hits and new notes; remember anchors a note to a file). Latencies are per call "
-        "as the client sees them; server CPU and RSS sum the supervisor and its workers.",
+        "as the client sees them; server CPU and RSS sum the supervisor and its workers; "
+        "`others` is the CPU the rest of the machine used during the window (the cores "
+        "are shared with other work, which the server could not use).",
         "",
         "| workers | clients | tool | calls | calls/s | p50 ms | p95 ms |",
         "|---:|---:|---|---:|---:|---:|---:|",
         *(row for result in (*single, *multi) for row in _rows(result)),
         "",
         f"| clients | search/s, 1 worker | search/s, {n} workers | ratio | all calls/s, 1 "
-        f"| all calls/s, {n} | ratio | CPU server / clients, 1 | CPU server / clients, {n} |",
+        f"| all calls/s, {n} | ratio | cores: server / clients / others, 1 "
+        f"| cores: server / clients / others, {n} |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *_ratio_rows(single, multi),
         "",
