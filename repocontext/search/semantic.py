@@ -131,12 +131,20 @@ class SemanticService:
         return read_embed_status(self.store, repo_id)
 
     def ready_vectors(self, repo_id: str) -> int:
-        """Vectors of completed planes of the configured backend (0 otherwise); loads nothing."""
+        """Vectors of completed planes of the configured backend (0 otherwise); loads nothing.
+
+        From the store's status record: a server with its own data directory counts them
+        before its own planes exist (search is keyword-only until they do).
+        """
         status = self.status(repo_id)
         space = status.space or ""
         if not status.planes_complete or not space.startswith(f"{self.embedder_name}-"):
             return 0
         return status.vectors
+
+    def _held_here(self, repo_id: str, space: str) -> bool:
+        """Whether this data directory holds a written plane of ``space`` (one ``stat``)."""
+        return (self.directory / _plane_dir(repo_id) / space / "files.msgpack").exists()
 
     def ready_plane(self, repo_id: str) -> VectorPlane | None:
         """The repository's file plane when a completed one of the configured space exists."""
@@ -161,7 +169,7 @@ class SemanticService:
         space = status.space or ""
         if not status.planes_complete or not space.startswith(f"{self.embedder_name}-"):
             return False
-        if (self.directory / _plane_dir(repo_id) / space / "files.msgpack").exists():
+        if self._held_here(repo_id, space):
             return False
         self.schedule(repo_id)
         return True
