@@ -23,6 +23,7 @@ codes; nothing below them ever returns an error value instead of raising.
     │   ├── UnissuedTokenError            claim.unissued_token
     │   └── ReleasedTokenError            claim.released
     ├── PortInUseError                    server.port_in_use
+    ├── WorkersFailedError                server.workers_failed
     ├── PathError                         path.error
     │   ├── PathOutsideWorkspaceError     path.outside_workspace
     │   ├── DangerousRootError            path.dangerous_root
@@ -97,6 +98,7 @@ __all__ = [
     "UnsupportedLanguageError",
     "ValueTooLargeError",
     "VectorsUnavailableError",
+    "WorkersFailedError",
     "WrongFamilyError",
 ]
 
@@ -251,6 +253,12 @@ class PortInUseError(RepoContextError):
     """The HTTP server cannot listen on its address (another process holds the port)."""
 
     code = "server.port_in_use"
+
+
+class WorkersFailedError(RepoContextError):
+    """``serve --workers N``: a worker process did not start, or kept dying."""
+
+    code = "server.workers_failed"
 
 
 class PathError(RepoContextError):

@@ -64,6 +64,8 @@ class Settings(BaseSettings):
         feed_max_events: Change-feed events the store keeps at most (the TTL sweep trims the
             oldest; a consumer that falls behind rebuilds from the records).
         access_log: Write one structured (JSON) log line per HTTP request.
+        workers: Server processes of ``serve --transport http`` (unset: one per core);
+            each serves the same port over the same store. stdio serves in one.
     """
 
     model_config = SettingsConfigDict(
@@ -96,6 +98,7 @@ class Settings(BaseSettings):
     max_file_bytes: int = Field(default=1_000_000, ge=1)
     feed_max_events: int = Field(default=1_000_000, ge=1000)
     access_log: bool = True
+    workers: int | None = Field(default=None, ge=1, le=256)
 
     @model_validator(mode="before")
     @classmethod

@@ -62,11 +62,13 @@ def start_http_server(
     extra_args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
     stderr: Path | None = None,
+    workers: int = 1,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start ``repocontext serve --transport http`` on a free port; return it and its base URL.
 
     Embedding and reconciling are off unless ``env`` says otherwise; the call returns once
-    ``/health/live`` answers.
+    ``/health/live`` answers. One server process unless ``workers`` says otherwise (the
+    ``serve`` default is one per core).
 
     Args:
         data_dir: The store directory.
@@ -75,6 +77,7 @@ def start_http_server(
         extra_args: More ``serve`` flags.
         env: Environment variables set on top of this process's.
         stderr: A file that receives the server's stderr (access log, banner).
+        workers: ``--workers``.
 
     Raises:
         RuntimeError: The server did not become live (it is killed).
@@ -83,6 +86,7 @@ def start_http_server(
     cli = str(Path(sys.executable).parent / "repocontext")
     args = [cli, "serve", "--transport", "http", "--port", str(port), "--data-dir", str(data_dir)]
     args += ["--workspace-root", str(workspace_root), *(["--enable-writes"] if writes else [])]
+    args += ["--workers", str(workers)]
     args += list(extra_args)
     environ = {
         **os.environ,

@@ -27,6 +27,7 @@ LAYERS = {
     "repocontext.telemetry": 5,
     "repocontext.mcp": 6,
     "repocontext.http": 6,
+    "repocontext.supervisor": 7,
     "repocontext.server": 7,
     "repocontext.cli": 8,
     "repocontext.__main__": 9,

@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -5,6 +6,7 @@ from pydantic import ValidationError
 
 from repocontext.cli import build_settings
 from repocontext.settings import Settings, default_data_dir
+from repocontext.supervisor import worker_count
 
 _VARS = (
     "DATA_DIR",
@@ -14,6 +16,7 @@ _VARS = (
     "TRANSPORT",
     "HOST",
     "PORT",
+    "WORKERS",
 )
 
 
@@ -108,3 +111,18 @@ def test_a_port_out_of_range_is_rejected() -> None:
 def test_unknown_settings_are_rejected() -> None:
     with pytest.raises(ValidationError):
         Settings(colour="blue")  # type: ignore[call-arg]  # the point is the unknown name
+
+
+def test_http_serves_with_one_worker_per_core_unless_workers_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cores = getattr(os, "process_cpu_count", os.cpu_count)() or 1
+    assert Settings().workers is None and worker_count(Settings()) == cores
+    monkeypatch.setenv("REPOCONTEXT_WORKERS", "3")
+    assert worker_count(Settings()) == 3
+    assert worker_count(build_settings(workers=1)) == 1  # the flag wins
+
+
+def test_zero_workers_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        Settings(workers=0)

@@ -262,6 +262,13 @@ def serve(
             help="One JSON log line per HTTP request (env REPOCONTEXT_ACCESS_LOG).",
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="HTTP server processes over the same store and port; 1: one process"
+            " (env REPOCONTEXT_WORKERS; default: one per core).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the repocontext MCP tools over stdio or streamable HTTP."""
     with _fail_cleanly():
@@ -290,6 +297,7 @@ def serve(
             claim_default_lease_seconds=claim_default_lease,
             claim_max_lease_seconds=claim_max_lease,
             access_log=access_log,
+            workers=workers,
         )
         # Imported here: the MCP SDK takes over a second to import, which every other
         # command (index, search, status...) would otherwise pay at start.

@@ -20,13 +20,16 @@ The probes need no token (orchestrators call them); with a tokens file, ``/metri
 gives one access-log record (``repocontext.access``, its fields as keys of the JSON log line)
 without query strings or headers.
 
-Refusals share one JSON body ``{"code", "message", "hint"}``: 401 without a valid token, and
-413 for an MCP request body over :data:`MAX_BODY_BYTES` (the SDK's own 413 is plain text).
+Every response names the process that answered in ``X-RepoContext-Worker`` (its pid: with
+``serve --workers N``, which worker). Refusals share one JSON body
+``{"code", "message", "hint"}``: 401 without a valid token, and 413 for an MCP request body
+over :data:`MAX_BODY_BYTES` (the SDK's own 413 is plain text).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -41,12 +44,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from repocontext.auth import FULL_ACCESS, Grant, TokenBook
 from repocontext.errors import InvalidInputError, RepoContextError, StoreUnavailableError
+from repocontext.http.sessions import SessionFallback
 from repocontext.store import iso_utc
 from repocontext.telemetry import CONTENT_TYPE, Telemetry
 from repocontext.wire import StatsResultWire
 from repocontext.workspace import Workspace
 
-__all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "MAX_BODY_BYTES", "create_app"]
+__all__ = ["ACCESS_LOGGER", "LOCAL_HOSTS", "MAX_BODY_BYTES", "WORKER_HEADER", "create_app"]
 
 LOCAL_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 """Host headers the MCP endpoint accepts by default (DNS-rebinding protection)."""
@@ -57,6 +61,8 @@ MAX_BODY_BYTES: Final = DEFAULT_MAX_REQUEST_BODY_SIZE
 ACCESS_LOGGER: Final = "repocontext.access"
 _access_log = logging.getLogger(ACCESS_LOGGER)
 _ROUTES: Final = ("/health/live", "/health/ready", "/metrics", "/stats", "/mcp")
+WORKER_HEADER: Final = "X-RepoContext-Worker"
+"""Response header naming the process that answered (``serve --workers N``: which worker)."""
 
 
 def create_app(
@@ -67,6 +73,7 @@ def create_app(
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
     telemetry: Telemetry | None = None,
     access_log: bool = True,
+    stateless_servers: Mapping[Grant, MCPServer] | None = None,
 ) -> FastAPI:
     """Return the HTTP app serving health probes, metrics and MCP at ``/mcp``.
 
@@ -80,6 +87,9 @@ def create_app(
             endpoint accepts; others get 421.
         telemetry: The process's metrics; a fresh one is made when not given.
         access_log: Log one JSON line per request.
+        stateless_servers: One more server per grant, which serves statelessly the requests
+            of sessions another worker process opened (``serve --workers N``; see
+            :mod:`repocontext.http.sessions`); without, such a request gets 404.
 
     Raises:
         ValueError: ``tokens`` names a grant that has no server, or several servers are
@@ -106,13 +116,20 @@ def create_app(
         )
         for grant, server in servers.items()
     }
+    managers = [server.session_manager for server in servers.values()]
+    for grant, spare in (stateless_servers or {}).items():
+        stateless = spare.streamable_http_app(
+            transport_security=security, max_request_body_size=MAX_BODY_BYTES, stateless_http=True
+        )
+        apps[grant] = SessionFallback(apps[grant], servers[grant].session_manager, stateless)
+        managers.append(spare.session_manager)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         # Starlette does not run a mounted app's lifespan, so the session managers run here.
         async with AsyncExitStack() as stack:
-            for server in servers.values():
-                await stack.enter_async_context(server.session_manager.run())
+            for manager in managers:
+                await stack.enter_async_context(manager.run())
             yield
 
     app = FastAPI(title="repocontext", lifespan=lifespan, docs_url=None, redoc_url=None)
@@ -269,6 +286,8 @@ class _AccessLog:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                worker = (b"x-repocontext-worker", str(os.getpid()).encode())
+                message["headers"] = [*message.get("headers", ()), worker]
             await send(message)
 
         try:

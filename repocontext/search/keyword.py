@@ -47,6 +47,8 @@ _SCHEMA: Final = (
     "CREATE INDEX IF NOT EXISTS mems_entry_id ON mems (entry_id)",
 )
 _TABLES: Final = ("docs", "files", "meta", "memdocs", "mems")
+BUSY_TIMEOUT_S: Final = 60.0
+"""How long a write waits for another process's write transaction on the same file."""
 _FORMAT: Final = "3"  # 3: files.language (query-time language filters)
 
 
@@ -93,7 +95,11 @@ class KeywordIndex:
         self.path = path
         self._lock = threading.Lock()
         self._kept: tuple[tuple[str | None, FileFilter], frozenset[str]] | None = None
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        # Several serving processes share the file (``serve --workers N``): a writer waits
+        # for another's transaction (a rebuild of a large repository) instead of failing.
+        self._db = sqlite3.connect(
+            str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S
+        )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._create()
@@ -140,38 +146,41 @@ class KeywordIndex:
         seq: int,
         memory_upserts: Iterable[MemoryDoc] = (),
         memory_deletes: Iterable[str] = (),
+        *,
+        base: int = 0,
+        rebuild: bool = False,
     ) -> int:
-        """Replace and delete rows, and record ``seq``, in one transaction; return rows written."""
+        """Replace and delete rows, and record ``seq``, in one transaction; return rows written.
+
+        Several processes may apply the same feed to one file; the sequence on disk decides,
+        inside the transaction, so an index never skips changes and work is not redone:
+
+        * the changes of the feed after ``base`` up to ``seq`` are applied only when the
+          file reflects at least ``base`` and less than ``seq``; otherwise another process
+          got there first (or emptied the file) and nothing is written;
+        * ``rebuild`` (every row): the file is emptied first, in the same transaction (no
+          reader sees half an index), unless it reflects exactly ``seq`` already.
+        """
         written = 0
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                current = self._seq_in_transaction()
+                done = current == seq if rebuild else (current >= seq or current < base)
+                if done:
+                    self._db.execute("ROLLBACK")
+                    return 0
+                if rebuild:
+                    self._clear_rows()
                 for path in deletes:
                     self._delete(path)
                 for doc in upserts:
-                    self._delete(doc.path)
-                    cursor = self._db.execute(
-                        "INSERT INTO files (path, blob, language) VALUES (?, ?, ?)",
-                        (doc.path, doc.blob, doc.language),
-                    )
-                    self._db.execute(
-                        "INSERT INTO docs (rowid, path_terms, symbol_terms, content_terms) "
-                        "VALUES (?, ?, ?, ?)",
-                        (cursor.lastrowid, doc.path_terms, doc.symbol_terms, doc.content_terms),
-                    )
+                    self._insert(doc)
                     written += 1
                 for key in memory_deletes:
                     self._delete_memory(key)
                 for mem in memory_upserts:
-                    self._delete_memory(mem.key)
-                    cursor = self._db.execute(
-                        "INSERT INTO mems (key, entry_id) VALUES (?, ?)", (mem.key, mem.entry_id)
-                    )
-                    self._db.execute(
-                        "INSERT INTO memdocs (rowid, title_terms, tag_terms, body_terms) "
-                        "VALUES (?, ?, ?, ?)",
-                        (cursor.lastrowid, mem.title_terms, mem.tag_terms, mem.body_terms),
-                    )
+                    self._insert_memory(mem)
                     written += 1
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('seq', ?)", (str(seq),)
@@ -183,16 +192,42 @@ class KeywordIndex:
                 raise
         return written
 
+    def _seq_in_transaction(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def _insert(self, doc: KeywordDoc) -> None:
+        self._delete(doc.path)
+        cursor = self._db.execute(
+            "INSERT INTO files (path, blob, language) VALUES (?, ?, ?)",
+            (doc.path, doc.blob, doc.language),
+        )
+        self._db.execute(
+            "INSERT INTO docs (rowid, path_terms, symbol_terms, content_terms) VALUES (?, ?, ?, ?)",
+            (cursor.lastrowid, doc.path_terms, doc.symbol_terms, doc.content_terms),
+        )
+
+    def _insert_memory(self, mem: MemoryDoc) -> None:
+        self._delete_memory(mem.key)
+        cursor = self._db.execute(
+            "INSERT INTO mems (key, entry_id) VALUES (?, ?)", (mem.key, mem.entry_id)
+        )
+        self._db.execute(
+            "INSERT INTO memdocs (rowid, title_terms, tag_terms, body_terms) VALUES (?, ?, ?, ?)",
+            (cursor.lastrowid, mem.title_terms, mem.tag_terms, mem.body_terms),
+        )
+
     def clear(self) -> None:
         """Drop every row (the next sync rebuilds)."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("DELETE FROM docs")
-            self._db.execute("DELETE FROM files")
-            self._db.execute("DELETE FROM memdocs")
-            self._db.execute("DELETE FROM mems")
+            self._clear_rows()
             self._db.execute("DELETE FROM meta WHERE key = 'seq'")
             self._db.execute("COMMIT")
+
+    def _clear_rows(self) -> None:
+        for table in ("docs", "files", "memdocs", "mems"):
+            self._db.execute(f"DELETE FROM {table}")
 
     def _delete(self, path: str) -> None:
         row = self._db.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()

@@ -17,17 +17,29 @@ while it runs the planes on disk are still those of the last completed pass: whe
 one in the same space (``servable``), they keep answering (trailing the pass by its changes;
 the keyword side is always current). Before the first completed pass, or without an
 embedder, search fails closed to keyword-only and says so.
+
+Several processes may serve one data directory (``serve --workers N``), and several servers
+one store each with its own data directory (a shared PostgreSQL store). A pass holds an
+exclusive ``flock`` on ``embed.lock`` in the repository's plane directory, so the processes
+of one data directory embed a change once: the others wait for it and skip their pass when
+the store sequence that pass started at (``<space>.seq`` beside the planes) has reached the
+change that scheduled theirs, or else load the planes it wrote and find nothing left to do.
+The status record is shared by every server of the store, the planes are not: a server
+answers from its own planes only (until they exist, search is keyword-only and says so), and
+:meth:`SemanticService.catch_up` embeds what it lacks.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -57,6 +69,8 @@ BATCH: Final = 256
 MEMORY_PATH_PREFIX: Final = "\x1fmem\x1f"
 """Plane paths of memory entries start with this (file paths never hold control characters)."""
 STATUS_INTERVAL_S: Final = 0.5
+LOCK_POLL_S: Final = 0.1
+"""How often a pass waiting for another process's pass of the same planes tries again."""
 FILES_PART: Final = "files"
 MEMORY_PART: Final = "memory"
 
@@ -94,6 +108,7 @@ class SemanticService:
         self._pending: set[str] = set()
         self._run_locks: dict[str, threading.Lock] = {}
         self._dropping: set[str] = set()
+        self._wanted: dict[str, int] = {}  # the store sequence a scheduled pass must reflect
         self._closed = threading.Event()
 
     @property
@@ -116,12 +131,20 @@ class SemanticService:
         return read_embed_status(self.store, repo_id)
 
     def ready_vectors(self, repo_id: str) -> int:
-        """Vectors of completed planes of the configured backend (0 otherwise); loads nothing."""
+        """Vectors of completed planes of the configured backend (0 otherwise); loads nothing.
+
+        From the store's status record: a server with its own data directory counts them
+        before its own planes exist (search is keyword-only until they do).
+        """
         status = self.status(repo_id)
         space = status.space or ""
         if not status.planes_complete or not space.startswith(f"{self.embedder_name}-"):
             return 0
         return status.vectors
+
+    def _held_here(self, repo_id: str, space: str) -> bool:
+        """Whether this data directory holds a written plane of ``space`` (one ``stat``)."""
+        return (self.directory / _plane_dir(repo_id) / space / "files.msgpack").exists()
 
     def ready_plane(self, repo_id: str) -> VectorPlane | None:
         """The repository's file plane when a completed one of the configured space exists."""
@@ -131,7 +154,25 @@ class SemanticService:
         embedder = self.embedder()
         if embedder is None or status.space != embedder.space.id:
             return None
-        return self._plane(repo_id, embedder)
+        plane = self._plane(repo_id, embedder)
+        plane.reload()  # (another process of this data directory may have rewritten it)
+        # The status is the store's, shared by servers with other data directories: only
+        # planes this one holds answer.
+        return plane if plane.on_disk else None
+
+    def catch_up(self, repo_id: str) -> bool:
+        """Schedule a pass when the store records vectors this data directory lacks.
+
+        Returns whether it scheduled one. Loads no embedder.
+        """
+        status = self.status(repo_id)
+        space = status.space or ""
+        if not status.planes_complete or not space.startswith(f"{self.embedder_name}-"):
+            return False
+        if self._held_here(repo_id, space):
+            return False
+        self.schedule(repo_id)
+        return True
 
     def stored_embedder(self, repo_id: str) -> str | None:
         """The backend of the repository's completed vectors when it is not the configured one.
@@ -160,7 +201,9 @@ class SemanticService:
             return None
         vector = embedder.embed([query])[0]
         hits = plane.search(vector, limit, within)
-        notes = self._plane(repo_id, embedder, MEMORY_PART).search(vector, limit)
+        memory = self._plane(repo_id, embedder, MEMORY_PART)
+        memory.reload()
+        notes = memory.search(vector, limit)
         if not notes:
             return hits
         return sorted([*hits, *notes], key=lambda hit: -hit.score)[:limit]
@@ -173,11 +216,17 @@ class SemanticService:
         for thread in threads:
             thread.join(timeout)
 
-    def schedule(self, repo_id: str) -> None:
-        """Embed the repository's changes in the background (coalescing repeated calls)."""
+    def schedule(self, repo_id: str, seq: int | None = None) -> None:
+        """Embed the repository's changes in the background (coalescing repeated calls).
+
+        ``seq``: the store sequence of the last change the pass must see (default: the
+        store's head).
+        """
         if self.embedder_name == "off" or self._closed.is_set():
             return
+        wanted = self.store.last_seq() if seq is None else seq
         with self._lock:
+            self._wanted[repo_id] = max(wanted, self._wanted.get(repo_id, 0))
             self._pending.add(repo_id)
             thread = self._threads.get(repo_id)
             if thread is not None and thread.is_alive():
@@ -195,12 +244,18 @@ class SemanticService:
             thread.join(timeout)
 
     def refresh(
-        self, repo_id: str, on_progress: Callable[[int, int], None] | None = None
+        self,
+        repo_id: str,
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        scheduled: bool = False,
     ) -> EmbedReport | None:
         """Run one embedding pass now; ``None`` when there is no embedder.
 
         A repository that is no longer registered (removed since the pass was scheduled)
-        is not embedded: nothing is written for it.
+        is not embedded: nothing is written for it. ``scheduled`` (the background pass):
+        skipped when another process of this data directory ran one that saw the changes
+        that scheduled it.
         """
         embedder = self.embedder()
         if embedder is None:
@@ -210,7 +265,17 @@ class SemanticService:
         with run_lock:
             if self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
                 return EmbedReport(0, 0, 0, 0.0)
-            return self._pass(repo_id, embedder, on_progress)
+            with self._across_processes(repo_id):
+                with self._lock:
+                    wanted = self._wanted.get(repo_id) if scheduled else None
+                marker = self._marker(repo_id, embedder)
+                if wanted is not None and _read_seq(marker) >= wanted:
+                    # Another process of this data directory embedded these changes.
+                    return EmbedReport(0, 0, 0, 0.0)
+                started_at = self.store.last_seq()  # what this pass sees, at least
+                report = self._pass(repo_id, embedder, on_progress)
+                _write_seq(marker, started_at)
+                return report
 
     def drop(self, repo_id: str) -> None:
         """Forget a repository's vector plane: stop its pass and delete the plane's files.
@@ -236,6 +301,32 @@ class SemanticService:
 
     # -- internals ---------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _across_processes(self, repo_id: str) -> Iterator[None]:
+        """Hold the repository's ``embed.lock`` against the other processes of the data dir.
+
+        Waits while another process's pass holds it (it may have embedded these changes
+        already: the pass then reloads its planes and finds nothing to do); stops waiting
+        when this service closes or the repository is dropped.
+
+        Raises:
+            _Stopped: The service closed, or the repository is being dropped, meanwhile.
+        """
+        directory = self.directory / _plane_dir(repo_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / "embed.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if self._closed.wait(LOCK_POLL_S) or repo_id in self._dropping:
+                        raise _Stopped from None
+            yield
+        finally:
+            os.close(fd)  # (drops the lock)
+
     def _drain(self, repo_id: str) -> None:
         while True:
             with self._lock:
@@ -243,12 +334,16 @@ class SemanticService:
                     return
                 self._pending.discard(repo_id)
             try:
-                self.refresh(repo_id)
+                self.refresh(repo_id, scheduled=True)
             except _Stopped:
                 return  # closing: the plane and its status stay as they were
             except Exception:
                 _log.exception("embedding %s failed", repo_id)
                 self._set_status(repo_id, {"status": "failed"})
+
+    def _marker(self, repo_id: str, embedder: Embedder) -> Path:
+        """The file holding the store sequence the last completed pass of the space saw."""
+        return self.directory / _plane_dir(repo_id) / f"{embedder.space.id}.seq"
 
     def _plane(self, repo_id: str, embedder: Embedder, part: str = "files") -> VectorPlane:
         with self._lock:
@@ -268,6 +363,8 @@ class SemanticService:
         started = time.perf_counter()
         files = self._plane(repo_id, embedder)
         memory = self._plane(repo_id, embedder, MEMORY_PART)
+        files.reload()  # what another process's pass wrote is not done again
+        memory.reload()
         current: dict[str, str | None] = {}
         todo: list[str] = []
         # Only the three fields that decide what changed are decoded (a note's pass reads
@@ -385,6 +482,19 @@ class _Progress:
         if time.monotonic() - self.last > STATUS_INTERVAL_S:
             self.last = time.monotonic()
             self.service._set_status(self.repo_id, {**self.status, "chunksDone": self.done})
+
+
+def _read_seq(path: Path) -> int:
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+def _write_seq(path: Path, seq: int) -> None:
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(str(seq))
+    temporary.replace(path)
 
 
 def _plane_dir(repo_id: str) -> str:

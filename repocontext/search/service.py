@@ -159,14 +159,17 @@ class SearchService:
             lock = self._sync_locks.setdefault(repo_id, threading.Lock())
         with lock, _disk_errors(repo_id):
             index = self.keyword_index(repo_id)  # under the lock: drop() may replace it
+            # The file's sequence before the store's head: another process sharing the file
+            # may advance it meanwhile, and it must not then read as ahead of the store.
+            seq = index.seq
             head = self.store.last_seq()
-            if index.seq == 0 or index.seq > head:
+            if seq == 0 or seq > head:
                 return self._rebuild(repo_id, index, head)
-            changed = self._changed_since(repo_id, index.seq)
+            changed = self._changed_since(repo_id, seq)
             if changed is None:
                 return self._rebuild(repo_id, index, head)
             paths, entries, after = changed
-            if after == index.seq:
+            if after == seq:
                 return 0
             docs, gone = [], []
             for path in sorted(paths):
@@ -178,7 +181,7 @@ class SearchService:
                 record = self.store.get(MEMORY, key)
                 note = memory_doc(record) if record is not None else None
                 (notes.append(note) if note is not None else forgotten.append(key))
-            return index.apply(docs, gone, after, notes, forgotten)
+            return index.apply(docs, gone, after, notes, forgotten, base=seq)
 
     def _changed_since(self, repo_id: str, seq: int) -> tuple[set[str], set[str], int] | None:
         """The file paths and memory keys the feed names after ``seq``, and its last sequence.
@@ -361,8 +364,9 @@ class SearchService:
     # -- internals ---------------------------------------------------------------------
 
     def _rebuild(self, repo_id: str, index: KeywordIndex, head: int) -> int:
-        index.clear()
-        return index.apply(self._all_docs(repo_id), (), head, self._all_memory_docs(repo_id))
+        # One transaction (emptied, then every row): no other process reads a half index.
+        docs, notes = self._all_docs(repo_id), self._all_memory_docs(repo_id)
+        return index.apply(docs, (), head, notes, rebuild=True)
 
     def _all_memory_docs(self, repo_id: str) -> Iterator[MemoryDoc]:
         for record in self.store.iter_records(MEMORY, family_prefix(repo_id, "mem")):

@@ -7,6 +7,11 @@ renamed into place, ``files.msgpack`` last, so a crash leaves either the old or 
 (a plane whose parts disagree in length is discarded and rebuilt). Like the keyword index it
 is a projection: deleting the directory only costs a rebuild.
 
+Several processes may serve one data directory (``serve --workers N``): a rewrite holds an
+exclusive ``flock`` on ``swap.lock`` while it replaces the files and a load a shared one, so
+a process never reads half a rewrite; a process notices another's rewrite by the identity of
+``files.msgpack`` (inode, modification time, size) and loads it (:meth:`VectorPlane.reload`).
+
 Queries scan exactly (one matrix product) below :data:`ANN_THRESHOLD` rows; above it a
 usearch HNSW index (cosine, persisted as ``ann.usearch`` and memory-mapped) answers, and
 ``approximate`` says so.
@@ -14,10 +19,12 @@ usearch HNSW index (cosine, persisted as ``ann.usearch`` and memory-mapped) answ
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import math
 import os
 import threading
-from collections.abc import Set
+from collections.abc import Iterator, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -60,6 +67,7 @@ class VectorPlane:
         self.space = space
         self._lock = threading.Lock()  # serializes rewrites; readers use the current snapshot
         self._state = _Snapshot(np.zeros((0, space.dimension), dtype=np.float32), [], {}, None)
+        self._loaded: tuple[int, int, int] | None = None  # files.msgpack when last loaded
         self._load()
 
     @property
@@ -71,6 +79,21 @@ class VectorPlane:
     def files(self) -> dict[str, str | None]:
         """Path -> blob id (or text digest) of what the plane embedded."""
         return self._state.files
+
+    @property
+    def on_disk(self) -> bool:
+        """True once a written plane was loaded (this data directory holds one)."""
+        return self._loaded is not None
+
+    def reload(self) -> bool:
+        """Load the plane again when another process rewrote it; return whether it did.
+
+        One ``stat`` when nothing changed (a search may call it every time).
+        """
+        if _identity(self.directory / "files.msgpack") == self._loaded:
+            return False
+        self._load()
+        return True
 
     @property
     def approximate(self) -> bool:
@@ -96,14 +119,15 @@ class VectorPlane:
         if len(rows) != len(vectors):
             raise ValueError("one vector per chunk")
         self.directory.mkdir(parents=True, exist_ok=True)
-        _write(self.directory / "vectors.npy", lambda f: np.save(f, vectors))
-        _write(self.directory / "chunks.msgpack", lambda f: f.write(msgpack.packb(rows)))
         ann = self.directory / "ann.usearch"
-        if len(rows) >= self.ann_threshold:
-            _build_ann(vectors, ann)
-        elif ann.exists():
-            ann.unlink()
-        _write(self.directory / "files.msgpack", lambda f: f.write(msgpack.packb(files)))
+        with _flocked(self.directory, fcntl.LOCK_EX):
+            _write(self.directory / "vectors.npy", lambda f: np.save(f, vectors))
+            _write(self.directory / "chunks.msgpack", lambda f: f.write(msgpack.packb(rows)))
+            if len(rows) >= self.ann_threshold:
+                _build_ann(vectors, ann)
+            elif ann.exists():
+                ann.unlink()
+            _write(self.directory / "files.msgpack", lambda f: f.write(msgpack.packb(files)))
         self._load()
 
     def search(self, query: Vectors, limit: int, within: Set[str] | None = None) -> list[ChunkHit]:
@@ -142,17 +166,21 @@ class VectorPlane:
         ]
 
     def _load(self) -> None:
-        with self._lock:
+        if not (self.directory / "files.msgpack").exists():
+            return  # nothing written yet (no lock file made for a plane that is not there)
+        with self._lock, _flocked(self.directory, fcntl.LOCK_SH):
+            identity = _identity(self.directory / "files.msgpack")
             try:
                 files = msgpack.unpackb((self.directory / "files.msgpack").read_bytes())
                 chunks = msgpack.unpackb((self.directory / "chunks.msgpack").read_bytes())
                 vectors = np.load(self.directory / "vectors.npy", mmap_mode="r")
             except (OSError, ValueError, msgpack.UnpackException):
-                return  # nothing written yet, or a broken plane: start empty, rebuild
+                return  # a broken plane: start empty, rebuild
             if len(chunks) != len(vectors) or vectors.shape[1:] != (self.space.dimension,):
                 return
             ann = _open_ann(self.directory / "ann.usearch", self.space.dimension)
             self._state = _Snapshot.of(vectors, chunks, files, ann)
+            self._loaded = identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +270,30 @@ def _ann_pairs(
         if len(pairs) >= limit or asked >= size:
             return sorted(pairs, key=lambda pair: -pair[1])[:limit]
         asked = min(size, asked * 4)
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """What tells one written file from the next (``None``: there is none)."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+
+@contextlib.contextmanager
+def _flocked(directory: Path, mode: int) -> Iterator[None]:
+    """Hold ``flock`` ``mode`` on the plane's ``swap.lock`` (released with its holder)."""
+    try:
+        fd = os.open(directory / "swap.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:  # (a read-only data directory: nobody rewrites it)
+        yield
+        return
+    try:
+        fcntl.flock(fd, mode)
+        yield
+    finally:
+        os.close(fd)  # (closing drops the lock)
 
 
 def _write(path: Path, fill: Any) -> None:

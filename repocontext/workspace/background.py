@@ -3,7 +3,13 @@
 Started once by a server (:meth:`Workspace.start_background`) and stopped on close. The
 archive is restored before anything else writes, then exported periodically; the sweeper turns
 expired records into tombstones; the reconcile loop keeps every indexed repository fresh and
-resumes the first index passes that died with their process.
+resumes the first index passes that died with their process. The change-feed follower
+(:mod:`repocontext.workspace.follower`) keeps this process's derived indexes current with what
+other processes write.
+
+With ``serve --workers N`` every worker follows the feed, but only one (``jobs``) runs the
+archiver, the sweeper and the reconcile loop: N archivers would restore and export the same
+archive, and N reconcile loops would watch and refresh the same trees.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from repocontext.index.service import IndexService
 from repocontext.memory import ARCHIVE_NAME, MemoryArchiver
 from repocontext.settings import Settings
 from repocontext.store import Store, Sweeper
+from repocontext.workspace.follower import FeedFollower
 from repocontext.workspace.registry import Registry, RepoInfo
 
 __all__ = ["Background"]
@@ -35,8 +42,11 @@ class Background:
         index: IndexService,
         registry: Registry,
         on_restore: Callable[[str], None],
+        follower: FeedFollower,
     ) -> None:
         """Prepare the background work; the archiver exists only with an archive directory."""
+        self.follower = follower
+        """The change-feed follower (started with the rest, in every serving process)."""
         self._settings = settings
         self._store = store
         self._index = index
@@ -54,8 +64,13 @@ class Background:
                 on_restore=on_restore,
             )
 
-    def start(self, sweep_interval_seconds: float) -> None:
-        """Restore the archive, then start its exports, the sweeper and reconciling.
+    def start(self, sweep_interval_seconds: float, *, jobs: bool = True) -> None:
+        """Restore the archive, then start its exports, the sweeper, reconciling and following.
+
+        Args:
+            sweep_interval_seconds: Seconds between two TTL sweeps.
+            jobs: Run the archiver, sweeper and reconcile loop (one process of a data
+                directory does); without, only the change-feed follower starts.
 
         Raises:
             ArchiveCorruptError: The archive to restore is damaged (nothing was written and
@@ -65,6 +80,11 @@ class Background:
         """
         if self._store.backend.read_only:
             return
+        if jobs:
+            self._start_jobs(sweep_interval_seconds)
+        self.follower.start()
+
+    def _start_jobs(self, sweep_interval_seconds: float) -> None:
         if self.archiver is not None and not self.archiver.running:
             # Before anything else writes: ``auto`` must see whether memory is empty.
             self.archiver.restore(self._settings.archive_restore)
@@ -86,7 +106,8 @@ class Background:
             self._resume_first_passes()
 
     def stop(self) -> None:
-        """Stop reconciling and sweeping; export the archive once more (idempotent)."""
+        """Stop following, reconciling and sweeping; export the archive once more (idempotent)."""
+        self.follower.stop()
         if self.reconciler is not None:
             self.reconciler.stop()
             self.reconciler = None

@@ -118,16 +118,17 @@ class Workspace(Reading):
         """The running reconcile loop, if any (started by :meth:`start_background`)."""
         return self._background.reconciler
 
-    def start_background(self, *, sweep_interval_seconds: float = 60.0) -> None:
-        """Restore the memory archive, then start its exports, the TTL sweeper and reconciling.
+    def start_background(self, *, sweep_interval_seconds: float = 60.0, jobs: bool = True) -> None:
+        """Restore the memory archive, start its exports, the sweeper, reconciling and following.
 
-        See :mod:`repocontext.workspace.background`.
+        See :mod:`repocontext.workspace.background`; ``jobs=False``: only the change-feed
+        follower (the other workers of ``serve --workers N``).
 
         Raises:
             ArchiveCorruptError: The archive to restore is damaged (nothing was started).
             StoreReadOnlyError: The archive directory cannot be written (nothing was started).
         """
-        self._background.start(sweep_interval_seconds)
+        self._background.start(sweep_interval_seconds, jobs=jobs)
 
     def sweep(self) -> SweepReport:
         """Run one TTL sweep now and return what it did."""

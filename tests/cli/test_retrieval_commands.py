@@ -67,6 +67,8 @@ def test_stats_reads_a_running_server(tmp_path):
             "serve",
             "--transport",
             "http",
+            "--workers",
+            "1",
             "--port",
             port,
             "--data-dir",
@@ -112,7 +114,7 @@ def test_stats_of_a_server_with_a_tokens_file_needs_a_token(tmp_path):
     port = str(free_port())
     server = subprocess.Popen(
         [
-            *(cli, "serve", "--transport", "http", "--port", port),
+            *(cli, "serve", "--transport", "http", "--port", port, "--workers", "1"),
             *("--data-dir", str(tmp_path / "d"), "--repo", str(repo), "--reconcile", "off"),
             *("--auth-tokens", str(tokens)),
         ],

@@ -48,3 +48,25 @@ def test_a_port_in_use_fails_before_the_banner_with_exit_1(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert "error [server.port_in_use]" in result.output and "hint:" in result.output
     assert "MCP endpoint" not in result.output
+
+
+def test_several_workers_over_stdio_are_refused_with_a_hint_to_serve_http(tmp_path: Path) -> None:
+    args = ["serve", "--transport", "stdio", "--workers", "2", "--data-dir", str(tmp_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "error [input.invalid]" in result.stderr and "--workers 2" in result.stderr
+    assert "--transport http" in result.stderr  # the hint
+    assert not (tmp_path / "store").exists()  # refused before the store opened
+
+
+def test_a_port_in_use_fails_before_the_banner_also_with_several_workers(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        args = ["serve", "--transport", "http", "--port", port, "--workers", "2"]
+        result = runner.invoke(app, [*args, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "error [server.port_in_use]" in result.output and "MCP endpoint" not in result.output

@@ -182,7 +182,7 @@ def test_a_malformed_tokens_file_stops_the_server_before_it_serves(tmp_path: Pat
     tokens = tmp_path / "tokens.json"
     tokens.write_text(json.dumps({"tokens": [{"token": "x", "role": "admin", "repos": ["*"]}]}))
     cli = str(Path(sys.executable).parent / "repocontext")
-    args = [cli, "serve", "--transport", "http", "--port", str(free_port())]
+    args = [cli, "serve", "--transport", "http", "--port", str(free_port()), "--workers", "1"]
     args += ["--data-dir", str(tmp_path / "data"), "--auth-tokens", str(tokens)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1

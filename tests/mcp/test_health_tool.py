@@ -236,7 +236,9 @@ async def test_health_over_stdio_moves_from_building_to_keyword_only_after_repo_
 # -- streamable HTTP -------------------------------------------------------------------
 
 
-_SERVE_HTTP = (sys.executable, "-m", "repocontext", "serve", "--transport", "http")
+_SERVE_HTTP = (
+    *(sys.executable, "-m", "repocontext", "serve", "--transport", "http", "--workers", "1"),
+)
 
 
 def _free_port() -> int:

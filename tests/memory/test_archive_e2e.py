@@ -28,6 +28,7 @@ def serve(data: Path, root: Path, archive: Path, restore: str, log: Path) -> tup
     port = free_port()
     cli = str(Path(sys.executable).parent / "repocontext")
     args = [cli, "serve", "--transport", "http", "--port", str(port), "--data-dir", str(data)]
+    args += ["--workers", "1"]
     args += ["--enable-writes", "--workspace-root", str(root)]
     env = {
         **os.environ,

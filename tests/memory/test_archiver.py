@@ -384,6 +384,7 @@ def test_serve_refuses_an_archive_directory_it_may_not_write(tmp_path: Path) -> 
     archive = tmp_path / "archive"
     archive.mkdir(mode=0o555)
     command = [sys.executable, "-m", "repocontext", "serve", "--transport", "http"]
+    command += ["--workers", "1"]
     command += ["--port", "0", "--data-dir", str(tmp_path / "data")]
     command += ["--archive-dir", str(archive), "--embedder", "off", "--reconcile", "off"]
     if os.geteuid() == 0:  # root writes anywhere: drop the capabilities that let it
