@@ -1,3 +1,4 @@
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -205,20 +206,44 @@ def test_health_reports_an_unknown_repo_without_raising(workspace: Workspace) ->
     assert "repocontext_list_repos" in repository.reason
 
 
-@pytest.mark.parametrize(("vectors", "phase"), [(0, "keyword_only"), (12, "serving")])
-def test_health_follows_the_index_of_registered_repos(
-    tmp_path: Path, root: Path, vectors: int, phase: str
+def test_health_of_an_indexed_repo_without_vectors_is_keyword_only(
+    tmp_path: Path, root: Path
 ) -> None:
     settings = Settings(data_dir=tmp_path / "data", workspace_root=root)
     with Workspace.open(settings) as ws:
         ws.register_repo(root / "alpha")
-    _mark_indexed(tmp_path / "data", "alpha", vectors)
+    _mark_indexed(tmp_path / "data", "alpha", 0)
     with Workspace.open(settings) as ws:
         report = ws.health("alpha")
-    assert (report.retrieval_phase, report.retrieval_ready) == (phase, True)
+    assert (report.retrieval_phase, report.retrieval_ready) == ("keyword_only", True)
     assert report.repository is not None
-    assert report.repository.verdict == phase
-    assert (report.repository.files, report.repository.vectors_indexed) == (3, vectors)
+    assert report.repository.verdict == "keyword_only"
+    assert (report.repository.files, report.repository.vectors_indexed) == (3, 0)
+
+
+def test_health_serves_once_the_vectors_of_the_repo_are_in_this_data_dir(
+    tmp_path: Path, root: Path
+) -> None:
+    (root / "alpha" / "util.py").write_text(
+        "def scale(values):\n    return [v * 2 for v in values]\n"
+    )
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=root, embedder="static")
+    with Workspace.open(settings) as ws:
+        ws.bootstrap(root / "alpha", "alpha", background=False)
+        ws.wait_embedded("alpha", 120)
+    with Workspace.open(settings) as ws:
+        report = ws.health("alpha")
+    assert (report.retrieval_phase, report.retrieval_ready) == ("serving", True)
+    assert report.repository is not None and report.repository.verdict == "serving"
+    assert report.repository.vectors_indexed > 0
+    # Planes gone from this data dir (a server with a data dir of its own): the status record
+    # (written by whichever server embedded) alone does not make this one serve.
+    shutil.rmtree(tmp_path / "data" / "vectors")
+    with Store.open(tmp_path / "data") as store:
+        status = store.get(VECTOR_METADATA, vec_key("alpha", "status"))
+    assert status is not None and status.value["status"] == "completed"
+    with Workspace.open(settings) as ws:
+        assert ws.health("alpha").retrieval_phase == "keyword_only"
 
 
 def test_stats_count_the_registered_repos(workspace: Workspace, root: Path) -> None:

@@ -133,14 +133,16 @@ class SemanticService:
     def ready_vectors(self, repo_id: str) -> int:
         """Vectors of completed planes of the configured backend (0 otherwise); loads nothing.
 
-        From the store's status record: a server with its own data directory counts them
-        before its own planes exist (search is keyword-only until they do).
+        From the store's status record, and only once this data directory holds the planes:
+        a server with a data directory of its own (several servers sharing one store) counts
+        none until its follower has embedded them, as its search answers keyword-only until
+        then.
         """
         status = self.status(repo_id)
         space = status.space or ""
         if not status.planes_complete or not space.startswith(f"{self.embedder_name}-"):
             return 0
-        return status.vectors
+        return status.vectors if self._held_here(repo_id, space) else 0
 
     def _held_here(self, repo_id: str, space: str) -> bool:
         """Whether this data directory holds a written plane of ``space`` (one ``stat``)."""
