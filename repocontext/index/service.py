@@ -44,6 +44,7 @@ from repocontext.index.projections.xref_records import stored_links
 from repocontext.index.run._collector import collector_paused
 from repocontext.index.run.job import IndexJob
 from repocontext.index.run.status import (
+    HOST,
     IndexProgress,
     IndexStatus,
     ProgressFn,
@@ -272,7 +273,7 @@ class IndexService:
             repo_id,
             self._repo(repo_id).run,
             read_embed_status(self.store, repo_id),
-            alive=lambda pid: self._alive(repo_id, pid),
+            alive=lambda run: self._alive(repo_id, run),
         )
 
     def outline(self, repo_id: str, path: str, max_symbols: int | None = None) -> OutlineView:
@@ -488,12 +489,19 @@ class IndexService:
                 root, options, started = follow_up
                 self._running_options[repo_id] = options
 
-    def _alive(self, repo_id: str, pid: int | None) -> bool:
-        if pid == os.getpid():
+    def _alive(self, repo_id: str, run: RunRecord) -> bool:
+        if run.host not in (None, HOST):
+            # A pid of another machine (servers sharing one store): the run lock tells. A
+            # run holds it until it ends, and the database drops it with a dead holder.
+            if self.store.backend.read_only:
+                return True  # (a read-only view cannot probe it: report what is recorded)
+            with self.store.exclusive(f"index:{repo_id}") as free:
+                return not free
+        if run.pid == os.getpid():
             # Every run of this process (background, foreground, reconcile refresh or pass)
             # records "running" and ends its record while it holds the repository's lock.
             return self._repo_lock(repo_id).locked()
-        return isinstance(pid, int) and pid_alive(pid)
+        return isinstance(run.pid, int) and pid_alive(run.pid)
 
     def _repo(self, repo_id: str) -> RepoRecord:
         repo = read_repo(self.store, repo_id)

@@ -5,7 +5,8 @@ from pathlib import Path
 
 from repocontext.index.run.status import IndexProgress, RunRecord, recorded_status, run_record
 from repocontext.settings import Settings
-from repocontext.store import EmbedStatus
+from repocontext.store import STRUCTURAL, EmbedStatus
+from repocontext.store.keys import repo_key
 from repocontext.testing import FakeClock, make_repo
 from repocontext.workspace import Workspace
 
@@ -92,3 +93,21 @@ def test_the_status_read_during_and_after_a_real_run_pairs_completed_with_no_pha
 
     assert during and all(status == "running" and phase for status, phase in during)
     assert (after.status, after.phase) == ("completed", None)
+
+
+def test_a_run_recorded_on_another_host_is_alive_exactly_while_its_run_lock_is_held(
+    tmp_path: Path, run_lock_holder
+):
+    repo = make_repo(tmp_path / "ws" / "demo", {"a.py": "x = 1\n"})
+    settings = Settings(data_dir=tmp_path / "data", workspace_root=repo.parent, embedder="off")
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(repo, "demo", background=False)
+        record = workspace.store.get(STRUCTURAL, repo_key("demo"))
+        assert record is not None and isinstance(record.value, dict)
+        # A server on another machine records its run (pid 1 exists here too: it means nothing).
+        foreign = {**stored_run("running"), "pid": 1, "host": "another-machine"}
+        workspace.store.put(STRUCTURAL, repo_key("demo"), {**record.value, "index": foreign})
+        with run_lock_holder(tmp_path / "data", "demo"):
+            assert workspace.index_status("demo").status == "running"
+        status = workspace.index_status("demo")
+        assert status.status == "failed" and status.error["code"] == "index.interrupted"

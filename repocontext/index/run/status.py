@@ -9,13 +9,16 @@ process is gone is ``failed``.
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from repocontext.store import Clock, EmbedStatus, Value
 from repocontext.store.clock import iso_utc
 
 __all__ = [
+    "HOST",
     "IndexProgress",
     "IndexStatus",
     "ProgressFn",
@@ -24,6 +27,10 @@ __all__ = [
     "recorded_status",
     "run_record",
 ]
+
+HOST: Final = socket.gethostname()
+"""The host a run records beside its pid: a pid means something only on its own host (several
+servers on other machines may share one store)."""
 
 
 @dataclass
@@ -117,6 +124,7 @@ def run_record(
         "phase": None if status == "completed" else progress.phase,
         "attempt": attempt,
         "pid": os.getpid(),
+        "host": HOST,
         "startedAt": iso_utc(started),
         "finishedAt": iso_utc(now) if done else None,
         "elapsedMs": int((now - started) * 1000),
@@ -136,6 +144,7 @@ class RunRecord:
         phase: The phase it was in.
         attempt: How many runs were started for the repository.
         pid: The process running it.
+        host: The host of that process (``None``: recorded before hosts were).
         started_at: When it started (ISO 8601 UTC).
         finished_at: When it ended.
         elapsed_ms: Its duration when recorded.
@@ -148,6 +157,7 @@ class RunRecord:
     phase: str | None = None
     attempt: int = 0
     pid: int | None = None
+    host: str | None = None
     started_at: str | None = None
     finished_at: str | None = None
     elapsed_ms: int = 0
@@ -159,12 +169,14 @@ class RunRecord:
     def of_value(cls, value: Mapping[str, Value]) -> RunRecord:
         """Parse a stored run (the inverse of :func:`run_record`)."""
         pid, counters, error = value.get("pid"), value.get("counters"), value.get("error")
+        host = value.get("host")
         issues, attempt, elapsed = value.get("issues"), value.get("attempt"), value.get("elapsedMs")
         return cls(
             status=str(value.get("status")),
             phase=_opt_str(value.get("phase")),
             attempt=int(attempt) if isinstance(attempt, int | float) else 0,
             pid=pid if isinstance(pid, int) and not isinstance(pid, bool) else None,
+            host=host if isinstance(host, str) else None,
             started_at=_opt_str(value.get("startedAt")),
             finished_at=_opt_str(value.get("finishedAt")),
             elapsed_ms=int(elapsed) if isinstance(elapsed, int | float) else 0,
@@ -179,7 +191,7 @@ def recorded_status(
     run: Mapping[str, Value] | None,
     embedding: EmbedStatus,
     *,
-    alive: Callable[[int | None], bool],
+    alive: Callable[[RunRecord], bool],
 ) -> IndexStatus:
     """The status a repository record holds, as ``repocontext_index_status`` reports it.
 
@@ -187,8 +199,8 @@ def recorded_status(
         repo_id: The repository.
         run: The record's stored run (what :func:`run_record` wrote), if any.
         embedding: The embedding pass's status (not recorded: none).
-        alive: Whether the process of a recorded pid still runs the run (a ``running`` run
-            whose process is gone reads as ``failed``).
+        alive: Whether the process that recorded the run (its pid on its host) still runs
+            it (a ``running`` run whose process is gone reads as ``failed``).
 
     Returns:
         The status, with the embedding pass's counters and phase folded in.
@@ -197,7 +209,7 @@ def recorded_status(
         return IndexStatus(repo_id, "none")
     index = RunRecord.of_value(run)
     status, error = index.status, index.error
-    if status == "running" and not alive(index.pid):
+    if status == "running" and not alive(index):
         status = "failed"
         error = {"code": "index.interrupted", "message": "the run stopped before finishing"}
     # (a record written before completed runs dropped their phase still names the last one)
