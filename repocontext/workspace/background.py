@@ -10,13 +10,21 @@ other processes write.
 With ``serve --workers N`` every worker follows the feed, but only one (``jobs``) runs the
 archiver, the sweeper and the reconcile loop: N archivers would restore and export the same
 archive, and N reconcile loops would watch and refresh the same trees.
+
+Several servers may share one store (PostgreSQL). A first index pass killed with its server
+leaves no event in the change feed, so the process running the jobs also looks, every
+:data:`RESUME_INTERVAL_S`, for first passes that read as interrupted (their process is gone:
+on another machine, the run lock tells) and resumes them; the run lock keeps two servers
+from running the same repository at once.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from repocontext.errors import RepoContextError
 from repocontext.index.run.reconcile import Reconciler
@@ -30,6 +38,9 @@ from repocontext.workspace.registry import Registry, RepoInfo
 __all__ = ["Background"]
 
 _log = logging.getLogger(__name__)
+
+RESUME_INTERVAL_S: Final = 10.0
+"""Seconds between two looks for interrupted first index passes (of any server)."""
 
 
 class Background:
@@ -54,6 +65,8 @@ class Background:
         self._sweeper: Sweeper | None = None
         self.reconciler: Reconciler | None = None
         """The running reconcile loop, if any."""
+        self._resumer: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.archiver: MemoryArchiver | None = None
         """The memory archive (``settings.archive_dir``); never set for a read-only store."""
         if settings.archive_dir is not None and not store.backend.read_only:
@@ -104,10 +117,20 @@ class Background:
             )
             self.reconciler.start()
             self._resume_first_passes()
+        if self._resumer is None:
+            self._stopping.clear()
+            self._resumer = threading.Thread(
+                target=self._resume_loop, name="repocontext-resume", daemon=True
+            )
+            self._resumer.start()
 
     def stop(self) -> None:
         """Stop following, reconciling and sweeping; export the archive once more (idempotent)."""
         self.follower.stop()
+        self._stopping.set()
+        if self._resumer is not None:
+            self._resumer.join(10.0)
+            self._resumer = None
         if self.reconciler is not None:
             self.reconciler.stop()
             self.reconciler = None
@@ -124,15 +147,28 @@ class Background:
         # Repositories whose first pass finished; the others are still being bootstrapped.
         return {r.repo_id: Path(r.root) for r in self._repos() if r.indexed_at}
 
-    def _resume_first_passes(self) -> None:
+    def _resume_loop(self) -> None:
+        while not self._stopping.wait(RESUME_INTERVAL_S):
+            try:
+                self._resume_first_passes(interrupted_only=True)
+            except RepoContextError as exc:  # (the store unreachable for a while: next time)
+                _log.warning("looking for interrupted index runs failed: %s", exc.code)
+
+    def _resume_first_passes(self, *, interrupted_only: bool = False) -> None:
         """Start again, in the background, each first index pass that failed or was killed.
 
         The reconcile loop keeps only finished indexes fresh; a repository whose first pass
         died with its process would otherwise stay unindexed (and the server "building")
         for good. A repository reset on purpose has no failed run, so it stays as it is.
+        ``interrupted_only``: only passes whose process died (the periodic look; a pass that
+        failed for a reason of its own is retried at the next start, not every few seconds).
         """
         for info in self._repos():
-            if info.indexed_at or self._index.status(info.repo_id).status != "failed":
+            if info.indexed_at:
+                continue
+            status = self._index.status(info.repo_id)
+            code = (status.error or {}).get("code")
+            if status.status != "failed" or (interrupted_only and code != "index.interrupted"):
                 continue
             _log.info("resuming the first index pass of %s", info.repo_id)
             options = self._registry.kept_filters(info.repo_id)
