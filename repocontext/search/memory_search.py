@@ -83,15 +83,20 @@ def rank_memory(
     k: int,
     similar: Sequence[str] = (),
     fusion: tuple[float, int] = (0.2, 20),
+    *,
+    by_words: bool = True,
 ) -> list[MemoryHit]:
     """Rank a repository's live memory entries for a query, best first, at most ``k``.
 
     ``similar``: the entries the vectors found, best first; when given, the keyword and the
     vector rankings are fused by weighted reciprocal rank, as for files (``fusion``: the
-    weight of the vectors and the rank offset).
+    weight of the vectors and the rank offset). ``by_words`` False (semantic mode): the
+    vectors alone rank; no term match, no named id, no word reason.
     """
-    named = set(_named_keys(index, query))
-    found = {hit.path: hit.score for hit in index.search_memory(query_terms, k * 2)}
+    named = set(_named_keys(index, query)) if by_words else set()
+    found = (
+        {hit.path: hit.score for hit in index.search_memory(query_terms, k * 2)} if by_words else {}
+    )
     near = list(dict.fromkeys(similar))
     if near:
         fused: dict[str, float] = {}
@@ -103,7 +108,7 @@ def rank_memory(
     top = max(found.values(), default=1.0)
     for key in named:  # an entry the query names outranks every term match
         found[key] = found.get(key, 0.0) + top + 1.0
-    wanted = set(query_terms)
+    wanted = set(query_terms) if by_words else set()
     hits = []
     for key in sorted(found, key=lambda x: (-found[x], x)):
         record = store.get(MEMORY, key)

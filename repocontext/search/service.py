@@ -269,7 +269,7 @@ class SearchService:
             else:
                 semantic.setdefault(chunk.path, chunk)  # best chunk per file (best first)
         if scope == "memory":
-            notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
+            notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes, retrieval)
             mode, path_kind = self._memory_mode(repo_id, nearest, notes, similar_notes, retrieval)
             warnings = warnings_of(self.semantic, repo_id, path_kind)
             return SearchResult(mode, path_kind, tuple(notes), freshness, warnings)
@@ -302,7 +302,7 @@ class SearchService:
         hits = [self._with_content_reason(repo_id, h, query_set) for h in ranked[:k]]
         mode = path_kind.split(".")[0] if hits else "empty"
         if scope == "all":
-            notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes)
+            notes = self._memory_hits(repo_id, query, query_terms, k, similar_notes, retrieval)
             memory_mode, _ = self._memory_mode(repo_id, nearest, notes, similar_notes, retrieval)
             mode = _combined_mode(mode, memory_mode)
             if nearest is not None and mode != "empty":
@@ -312,11 +312,20 @@ class SearchService:
         return SearchResult(mode, path_kind, tuple(hits), freshness, warnings)
 
     def _memory_hits(
-        self, repo_id: str, query: str, query_terms: list[str], k: int, similar: list[str]
+        self,
+        repo_id: str,
+        query: str,
+        query_terms: list[str],
+        k: int,
+        similar: list[str],
+        retrieval: SearchMode | None,
     ) -> list[SearchHit]:
         index = self.keyword_index(repo_id)
         fusion = (SEMANTIC_WEIGHT, RRF_K)
-        ranked = rank_memory(self.store, index, query, query_terms, k, similar, fusion)
+        by_words = retrieval != "semantic"  # (semantic mode: the vectors alone rank entries)
+        ranked = rank_memory(
+            self.store, index, query, query_terms, k, similar, fusion, by_words=by_words
+        )
         return [_memory_search_hit(hit) for hit in ranked]
 
     def _memory_mode(

@@ -67,6 +67,20 @@ def test_semantic_mode_ranks_by_the_vectors_alone(embedded: Workspace) -> None:
     assert wordless.hits and keyword.mode == "empty"
 
 
+def test_semantic_mode_ranks_memory_entries_by_the_vectors_alone(embedded: Workspace) -> None:
+    note = embedded.remember("demo", "ops", title="Outgoing mail goes through the local relay")
+    embedded.wait_embedded("demo")  # (a memory write schedules its embedding)
+    request = SearchRequest.of("demo", "mail relay", scope="memory", mode="semantic")
+
+    result = embedded.search(request)
+
+    assert result.retrieval_path == "semantic.exact"
+    assert [hit.key for hit in result.hits] == [note.key]
+    assert result.hits[0].reasons == ("semantic",)  # no word reason: words did not rank it
+    hybrid = embedded.search(SearchRequest.of("demo", "mail relay", scope="memory"))
+    assert "content-match" in hybrid.hits[0].reasons and "semantic" in hybrid.hits[0].reasons
+
+
 def test_hybrid_mode_is_the_default_fusion_when_vectors_are_ready(embedded: Workspace) -> None:
     asked = embedded.search(SearchRequest.of("demo", "read settings", mode="hybrid"))
     default = embedded.search(SearchRequest.of("demo", "read settings"))
