@@ -62,6 +62,8 @@ bench: $(STAMP) postgres-check
 	$(BIN)/python bench/search.py --write-docs
 	$(BIN)/python bench/memory.py --write-docs
 	$(BIN)/python bench/load.py --write-docs
+	$(BIN)/python bench/staleness.py --write-docs
+	$(BIN)/python bench/scale.py --write-docs
 	$(BIN)/python bench/lattice.py --write-docs
 
 clean:
