@@ -196,8 +196,9 @@ def _http_app(
         allowed_hosts=allowed_hosts(settings.host, settings.allowed_hosts),
         telemetry=telemetry,
         access_log=settings.access_log,
-        # A worker may get the requests of a session another worker opened.
-        stateless_servers=servers() if worker else None,
+        # A worker may get the requests of a session another worker opened, and so may a
+        # server sharing its store with others behind one address (a load balancer).
+        stateless_servers=servers() if worker or settings.store_url else None,
     )
 
 

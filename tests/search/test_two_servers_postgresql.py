@@ -5,12 +5,16 @@ semantically once B's change-feed follower has embedded it into B's own planes. 
 killed in the middle of a first index pass leaves a run the other server resumes by itself.
 """
 
+import itertools
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import psutil
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from repocontext.mcp.client import http_client
 from repocontext.settings import Settings
@@ -19,6 +23,16 @@ from repocontext.workspace import Workspace
 
 DEADLINE_S = 120.0
 STATIC = {"REPOCONTEXT_EMBEDDER": "static", "HF_HUB_OFFLINE": "1"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "balancer-test", "version": "1"},
+    },
+}
 
 
 async def _until(client: Any, tool: str, arguments: dict[str, Any], wanted: Any) -> dict[str, Any]:
@@ -78,6 +92,56 @@ async def test_a_note_and_a_file_written_through_server_a_are_found_through_serv
             found = await _until(b, "repocontext_search", semantic, _first("key", note["key"]))
             assert found["hits"][0]["reasons"] == ["semantic"]
             assert (tmp_path / "b" / "vectors").is_dir()
+    finally:
+        for server in (server_a, server_b):
+            server.terminate()
+            server.wait(60)
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(300)
+async def test_one_mcp_session_works_through_two_servers_behind_a_round_robin_balancer(
+    tmp_path: Path, pg_url: str
+) -> None:
+    repo = make_repo(tmp_path / "ws" / "demo", {"src/db.py": "def migrate(s):\n    return s\n"})
+    seed = Settings(
+        data_dir=tmp_path / "seed", workspace_root=repo.parent, embedder="off", store_url=pg_url
+    )
+    with Workspace.open(seed) as workspace:
+        workspace.register_repo(repo, "demo")
+    shared = ["--store-url", pg_url]
+    server_a, base_a = start_http_server(tmp_path / "a", repo.parent, extra_args=shared)
+    server_b, base_b = start_http_server(tmp_path / "b", repo.parent, extra_args=shared)
+    ports = itertools.cycle([int(base_a.rsplit(":", 1)[1]), int(base_b.rsplit(":", 1)[1])])
+    answered: set[str] = set()
+
+    async def balance(request: httpx2.Request) -> None:  # each request to the next server
+        request.url = request.url.copy_with(port=next(ports))
+
+    async def record(response: httpx2.Response) -> None:
+        answered.add(str(response.request.url.port))
+
+    hooks = {"request": [balance], "response": [record]}
+    headers = {"Accept": "application/json, text/event-stream"}
+    try:
+        async with httpx2.AsyncClient(timeout=30, headers=headers) as raw:
+            # A session opened on A; a call of it sent to B is answered, not "Session not found".
+            opened = await raw.post(f"{base_a}/mcp", json=INITIALIZE)
+            session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+            call["params"] = {"name": "repocontext_list_repos", "arguments": {}}
+            answer = await raw.post(f"{base_b}/mcp", json=call, headers=session)
+            assert answer.status_code == 200 and '"repoId\\":\\"demo' in answer.text
+        async with (
+            httpx2.AsyncClient(timeout=30, event_hooks=hooks) as http,
+            Client(streamable_http_client(f"{base_a}/mcp", http_client=http)) as client,
+        ):
+            for i in range(4):  # the session was opened on one server; calls land on both
+                note = {"repoId": "demo", "topic": "t", "title": f"balanced note {i}"}
+                key = tool_ok(await client.call_tool("repocontext_remember", note))["key"]
+                found = tool_ok(await client.call_tool("repocontext_recall", {"key": key}))
+                assert found["fields"]["title"] == f"balanced note {i}"
+        assert len(answered) == 2
     finally:
         for server in (server_a, server_b):
             server.terminate()
