@@ -45,17 +45,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _docs import write_section  # noqa: E402
-from load import (  # noqa: E402
-    MIX,
-    TOOLS,
-    Result,
-    Tree,
-    client_process,
-    generate_repo,
-    percentile,
-    settle,
-    wait_indexed,
-)
+from _load_clients import MIX, Result, client_process, percentile, result_rows  # noqa: E402
+from load import Tree, generate_repo, settle, wait_indexed  # noqa: E402
 
 from repocontext.testing import free_port, wait_live  # noqa: E402
 from repocontext.testing_pg import PostgresCluster  # noqa: E402
@@ -239,18 +230,6 @@ def _lag_row(label: str, lags: list[float]) -> str:
     )
 
 
-def _load_rows(result: Result) -> list[str]:
-    rows = []
-    for tool in (*TOOLS, None):
-        samples = result.samples(tool)
-        rows.append(
-            f"| {result.workers} | {result.clients} | {tool or '**all**'} | {len(samples):,} "
-            f"| {len(samples) / result.elapsed:,.1f} | {percentile(samples, 0.5) * 1000:.1f} "
-            f"| {percentile(samples, 0.95) * 1000:.1f} |"
-        )
-    return rows
-
-
 def render(lags: dict[str, list[float]], one: Result, two: Result, info: dict[str, Any]) -> str:
     search = two.rate("repocontext_search") / max(one.rate("repocontext_search"), 1e-9)
     errors = len(one.errors) + len(two.errors)
@@ -284,8 +263,8 @@ def render(lags: dict[str, list[float]], one: Result, two: Result, info: dict[st
             "",
             "| servers | clients | tool | calls | calls/s | p50 ms | p95 ms |",
             "|---:|---:|---|---:|---:|---:|---:|",
-            *_load_rows(one),
-            *_load_rows(two),
+            *result_rows(one),
+            *result_rows(two),
             "",
             f"- Two servers against one at {one.clients} clients: search "
             f"{two.rate('repocontext_search'):,.1f} against "

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from repocontext.errors import (
-    FeedTrimmedError,
     MergeModeError,
     StoreNotFoundError,
     StoreUnavailableError,
 )
 from repocontext.store import _writes as w
+from repocontext.store import feed
 from repocontext.store._ops import OpFactory, check_patch
 from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
@@ -41,7 +41,7 @@ from repocontext.store.records import (
     frame_liveness,
 )
 from repocontext.store.scan_token import resume_after, scan_token
-from repocontext.store.trees import TREES, TREES_BY_TAG, MergeMode, tree_spec
+from repocontext.store.trees import TREES, MergeMode, tree_spec
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
 
 __all__ = ["DEFAULT_MAX_VALUE_BYTES", "Store"]
@@ -485,44 +485,27 @@ class Store:
             FeedTrimmedError: Events after ``after`` were already trimmed by a sweep (``after``
                 is below :meth:`feed_floor`): the caller must resynchronise from the records.
         """
-        start = w.seq_key(after + 1)
-        changes: list[Change] = []
-        with self.backend.read() as txn:
-            floor = w.read_meta_int(txn, w.FEED_FLOOR)
-            if after < floor:
-                raise FeedTrimmedError(
-                    f"change-feed events {after + 1}..{floor} were trimmed (the feed keeps at "
-                    f"most {self.feed_max_events:,} events, none older than "
-                    f"{self.tombstone_grace_seconds:g} s)"
-                )
-            for _, raw in txn.iterate(w.FEED, start, None):
-                for seq, tag, op, hlc, key in w.decode_feed_entry(raw):
-                    if seq > after:
-                        changes.append(Change(seq, TREES_BY_TAG[tag].name, key, op, hlc))
-                if len(changes) >= limit:
-                    return changes[:limit]
-        return changes
+        retention = (
+            f"at most {self.feed_max_events:,} events, none older than "
+            f"{self.tombstone_grace_seconds:g} s"
+        )
+        return feed.read_changes(self.backend, after, limit, retention)
 
     def feed_floor(self) -> int:
         """Return the highest sequence number trimmed from the feed (0: none)."""
-        with self.backend.read() as txn:
-            return w.read_meta_int(txn, w.FEED_FLOOR)
+        return feed.feed_floor(self.backend)
 
     def cursor(self, name: str) -> int:
         """Return the saved feed position of consumer ``name`` (0 when new)."""
-        with self.backend.read() as txn:
-            return w.read_meta_int(txn, b"cursor/" + name.encode())
+        return feed.read_cursor(self.backend, name)
 
     def save_cursor(self, name: str, seq: int) -> None:
         """Durably record that consumer ``name`` has processed the feed up to ``seq``."""
-        self.backend.write(
-            lambda txn: txn.put(w.META, b"cursor/" + name.encode(), struct.pack(">Q", seq))
-        )
+        feed.write_cursor(self.backend, name, seq)
 
     def last_seq(self) -> int:
         """Return the highest sequence number handed out."""
-        with self.backend.read() as txn:
-            return w.read_meta_int(txn, b"seq")
+        return feed.last_seq(self.backend)
 
     def sweep(self, *, limit: int = 10_000) -> SweepReport:
         """Expire records, compact old tombstones and trim the feed (see :meth:`changes`)."""
