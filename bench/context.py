@@ -12,7 +12,11 @@ task the parent tree is checked out and indexed (incrementally from the previous
   - ``whole-bm25``: whole files (each sent as its path line plus its text) in standard-BM25
     order, packed greedily until nothing more fits;
   - ``oracle``: the commit's own files, whole, smallest first (the ceiling of whole-file
-    packing).
+    packing);
+  - ``oracle-ranked``: the same, but only those of the commit's files that the bundle's
+    search ranks among the files it draws on at that budget (``files_to_rank``): what
+    whole-file packing could carry if it knew which of the bundle's candidates the commit
+    changes. The gap between the two is what the file ranking leaves out.
 
   LineCov@B: share of the needed lines the response carries; FileHit@B: share of the needed
   files it carries code of; code share: tokens of code verbatim / tokens sent.
@@ -59,6 +63,7 @@ from _docs import write_section  # noqa: E402
 from _stats import paired_interval  # noqa: E402
 
 from repocontext.pack import Bundle, ContextRequest  # noqa: E402
+from repocontext.pack.candidates import files_to_rank  # noqa: E402
 from repocontext.search import SearchRequest  # noqa: E402
 from repocontext.settings import Settings  # noqa: E402
 from repocontext.tokens import count_tokens  # noqa: E402
@@ -204,15 +209,25 @@ def run_task(
         search_ms[method] = (time.perf_counter() - begin) * 1000
         rankings[method] = [h.path for h in result.hits if h.path is not None]
     oracle = sorted(task.lines, key=lambda p: (len(texts.get(p, "")), p))
+    ranked = next(  # the default workspace's ranking: what its bundles draw on
+        rankings["keyword" if b == "off" else f"hybrid-{b}"]
+        for b, w in spaces.items()
+        if w is default
+    )
     budgets: dict[str, dict[str, object]] = {}
     for budget in BUDGETS if with_budgets else ():
+        request = ContextRequest.of(name, task.query, budget=budget)
         begin = time.perf_counter()
-        bundle = default.context(ContextRequest.of(name, task.query, budget=budget))
+        bundle = default.context(request)
         elapsed = (time.perf_counter() - begin) * 1000
+        drawn = set(ranked[: files_to_rank(request)])
         budgets[str(budget)] = {
             "bundle": {**bundle_sides(bundle, task).row(task), "ms": elapsed},
             "whole-bm25": whole_files(baseline, texts, task, budget).row(task),
             "oracle": whole_files(oracle, texts, task, budget).row(task),
+            "oracle-ranked": whole_files(
+                [p for p in oracle if p in drawn], texts, task, budget
+            ).row(task),
         }
     return {
         "repo": name,

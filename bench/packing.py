@@ -8,6 +8,11 @@ standard-BM25 order and the whole-gold-file oracle are measured beside them, as 
 ``bench/context.py``. ``--report`` re-renders saved records: mean LineCov per configuration
 and budget with a paired bootstrap interval against the current defaults.
 
+The configuration ``gold-files`` is the packer's ceiling, not a setting: every candidate
+file's weight is 1 when the commit changed it and 0.01 otherwise (rank and test prior off),
+so it shows what the packer carries when it knows which of its candidate files are needed,
+and so how much of the gap to the oracle is the file ranking's.
+
 Run: ``.venv/bin/python bench/packing.py --set dev --out /tmp/packing.jsonl`` (needs the local
 mirrors under /work/.mirror). Never tune on ``--set heldout``.
 """
@@ -22,7 +27,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from functools import cached_property
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +58,33 @@ CONFIGS: dict[str, dict[str, float]] = {
     "files-200": {"TOKENS_PER_FILE": 200},
     "tests-1.0": {"TEST_SHARE": 1.0},
     "links-0": {"LINK_SHARE": 0.0},
+    "gold-files": {"RANK_DECAY": 0.0, "TEST_SHARE": 1.0},
 }
+CEILINGS = frozenset({"gold-files"})
+GOLD_WEIGHT, OTHER_WEIGHT = 1.0, 0.01
+
+
+@contextmanager
+def gold_weighted(gold: frozenset[str]) -> Iterator[None]:
+    """The pool's file weights set from the commit's files (see ``gold-files``)."""
+    original = candidates.Pool.scored
+
+    def scored(pool: candidates.Pool) -> list[scoring.Scored]:
+        out = []
+        for candidate, tiles in zip(pool.candidates, original.func(pool), strict=True):
+            k = GOLD_WEIGHT if candidate.path in gold else OTHER_WEIGHT
+            out.append(
+                scoring.Scored(tuple(v * k for v in tiles.values), tiles.reasons, k * tiles.best)
+            )
+        return out
+
+    patched = cached_property(scored)
+    patched.__set_name__(candidates.Pool, "scored")
+    candidates.Pool.scored = patched  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        candidates.Pool.scored = original  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -95,7 +127,8 @@ def evaluate(mirror: Path, limit: int, work: Path, out: Path) -> None:
                     "oracle": whole_files(oracle, texts, task, budget).row(task)["lineCov"],
                 }
                 for config, values in CONFIGS.items():
-                    with overridden(values):
+                    gold = frozenset(task.lines) if config in CEILINGS else None
+                    with overridden(values), gold_weighted(gold) if gold else nullcontext():
                         request = ContextRequest.of(name, task.query, budget=budget)
                         bundle = workspace.context(request)
                     row[config] = bundle_sides(bundle, task).row(task)["lineCov"]
