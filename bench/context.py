@@ -13,10 +13,13 @@ task the parent tree is checked out and indexed (incrementally from the previous
     order, packed greedily until nothing more fits;
   - ``oracle``: the commit's own files, whole, smallest first (the ceiling of whole-file
     packing);
-  - ``oracle-ranked``: the same, but only those of the commit's files that the bundle's
+  - ``whole-ranked``: whole files in the order of the bundle's own search, packed the same
+    way (does the packer beat sending whole files of its own ranking?);
+  - ``oracle-ranked``: the oracle, but only those of the commit's files that the bundle's
     search ranks among the files it draws on at that budget (``files_to_rank``): what
     whole-file packing could carry if it knew which of the bundle's candidates the commit
-    changes. The gap between the two is what the file ranking leaves out.
+    changes. The gap between ``oracle`` and ``oracle-ranked`` is what the file ranking
+    leaves out.
 
   LineCov@B: share of the needed lines the response carries; FileHit@B: share of the needed
   files it carries code of; code share: tokens of code verbatim / tokens sent.
@@ -225,6 +228,7 @@ def run_task(
             "bundle": {**bundle_sides(bundle, task).row(task), "ms": elapsed},
             "whole-bm25": whole_files(baseline, texts, task, budget).row(task),
             "oracle": whole_files(oracle, texts, task, budget).row(task),
+            "whole-ranked": whole_files(ranked, texts, task, budget).row(task),
             "oracle-ranked": whole_files(
                 [p for p in oracle if p in drawn], texts, task, budget
             ).row(task),

@@ -9,7 +9,7 @@ standard-BM25 order and the whole-gold-file oracle are measured beside them, as 
 and budget with a paired bootstrap interval against the current defaults.
 
 The configuration ``gold-files`` is the packer's ceiling, not a setting: every candidate
-file's weight is 1 when the commit changed it and 0.01 otherwise (rank and test prior off),
+file's weight is 1 when the commit changed it and 0.01 otherwise (rank, score and test prior off),
 so it shows what the packer carries when it knows which of its candidate files are needed,
 and so how much of the gap to the oracle is the file ranking's.
 
@@ -58,7 +58,13 @@ CONFIGS: dict[str, dict[str, float]] = {
     "files-200": {"TOKENS_PER_FILE": 200},
     "tests-1.0": {"TEST_SHARE": 1.0},
     "links-0": {"LINK_SHARE": 0.0},
-    "gold-files": {"RANK_DECAY": 0.0, "TEST_SHARE": 1.0},
+    "no-file-share": {"FILE_SHARE": 0.0, "SCORE_POWER": 0.0, "DENSITY_EXP": 0.8},
+    "file-share-10": {"FILE_SHARE": 10.0},
+    "file-share-40": {"FILE_SHARE": 40.0},
+    "score-power-0": {"SCORE_POWER": 0.0},
+    "by-score-0.5": {"SHARE_BY_SCORE": 0.5},
+    "density-0.9": {"DENSITY_EXP": 0.9},
+    "gold-files": {"RANK_DECAY": 0.0, "TEST_SHARE": 1.0, "SCORE_POWER": 0.0},
 }
 CEILINGS = frozenset({"gold-files"})
 GOLD_WEIGHT, OTHER_WEIGHT = 1.0, 0.01

@@ -206,6 +206,8 @@ class Pool:
         counts = [term_counts(c.text, _spans(c), pattern) for c in self.candidates]
         weights = term_weights(counts, terms)
         sizes = [[_chars(c, t) for t in c.tiles] for c in self.candidates]
+        top = max((c.score for c in self.candidates), default=0.0)
+        relative = [c.score / top if top > 0 else 1.0 for c in self.candidates]
         first = [
             score_file(
                 c.tiles,
@@ -216,6 +218,7 @@ class Pool:
                 c.anchor,
                 names=names,
                 is_test=c.node.is_test,
+                relative=relative[i],
             )
             for i, c in enumerate(self.candidates)
         ]
@@ -242,6 +245,7 @@ class Pool:
                     texts,
                     names=names,
                     is_test=candidate.node.is_test,
+                    relative=relative[i],
                 )
             )
         return out

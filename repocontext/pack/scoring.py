@@ -9,8 +9,13 @@ best symbol or semantic chunk).
 Then the second choices: tiles of the files linked to the best-ranked files (callers that
 name their symbols, callees defining the names they use, covering tests) gain a share of
 what the best tile of the file they are linked to is worth. A tile's value is its score,
-plus a small base every tile has (filler for a budget that holds more), times the weight of
-its file's rank.
+plus a small base every tile has (filler for a budget that holds more), times its file's
+weight (its rank, and its search score relative to the best file's), plus the tile's part of
+the file's share: a file is worth something as a whole too, since the lines a change touches
+need not be where the task's words are, and its tiles divide that share by their scores and
+their sizes. So once a well-ranked file's best definitions are in, the rest of it competes
+with the scraps of files far down the ranking, and a large budget sends the first files
+whole.
 """
 
 from __future__ import annotations
@@ -44,7 +49,13 @@ ANCHOR_SHARE: Final = 0.5
 BASE_SHARE: Final = 0.05
 """The value every tile has, as a share of the mean term weight (what fills a budget)."""
 RANK_DECAY: Final = 0.5
-"""The weight of the file at rank r (0-based) is ``1 / (1 + RANK_DECAY * r)``."""
+"""The weight of the file at rank r (0-based) is ``1 / (1 + RANK_DECAY * r)``, times its
+search score over the best file's to the power :data:`SCORE_POWER`."""
+SCORE_POWER: Final = 1.0
+FILE_SHARE: Final = 20.0
+"""A file's share, in best term weights times the file's weight, divided among its tiles."""
+SHARE_BY_SCORE: Final = 0.7
+"""The part of a file's share its tiles divide by their scores (the rest by their sizes)."""
 LINK_SHARE: Final = 0.05
 """What a linked tile gains, as a share of the best tile value of the file it is linked to."""
 EXACT_WEIGHT: Final = 3.0
@@ -195,14 +206,20 @@ def score_file(
     *,
     names: frozenset[str] = frozenset(),
     is_test: bool = False,
+    relative: float = 1.0,
 ) -> Scored:
-    """Score the tiles of the file at ``rank`` (see the module docstring)."""
+    """Score the tiles of the file at ``rank`` (see the module docstring).
+
+    ``relative`` is the file's search score over the best candidate's.
+    """
     mean_weight = sum(weights.values()) / len(weights) if weights else 1.0
     top_weight = max(weights.values(), default=1.0)
     average = sum(sizes) / len(sizes) if sizes else 1.0
     file_weight = (TEST_SHARE if is_test else 1.0) / (1.0 + RANK_DECAY * rank)
+    file_weight *= max(relative, 0.0) ** SCORE_POWER
     values: list[float] = []
     reasons: list[str] = []
+    scores: list[float] = []
     best = 0.0
     for i, tile in enumerate(tiles):
         norm = K1 * (1 - B + B * sizes[i] / average)
@@ -231,7 +248,26 @@ def score_file(
             best = max(best, file_weight * score)
         values.append(value)
         reasons.append(reason)
+        scores.append(score)
+    share = FILE_SHARE * top_weight * file_weight
+    divided = file_parts(scores, sizes)
+    values = [value + share * part for value, part in zip(values, divided, strict=True)]
     return Scored(tuple(values), tuple(reasons), best)
+
+
+def file_parts(scores: Sequence[float], sizes: Sequence[int]) -> list[float]:
+    """How the tiles of a file divide its share (the parts sum to 1).
+
+    :data:`SHARE_BY_SCORE` of it by their scores (all by their sizes when no tile matches the
+    task), the rest by their sizes.
+    """
+    total = sum(scores)
+    length = sum(sizes) or 1
+    by_score = SHARE_BY_SCORE if total > 0 else 0.0
+    return [
+        by_score * (score / total if total > 0 else 0.0) + (1 - by_score) * size / length
+        for score, size in zip(scores, sizes, strict=True)
+    ]
 
 
 def _linked(tile: Tile, links: Sequence[Linked], text: str) -> tuple[float, str]:

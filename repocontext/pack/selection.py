@@ -31,8 +31,9 @@ WHOLE_BONUS: Final = 1.3
 """A whole file is worth this times the sum of its tiles' values (nothing is cut out)."""
 UNIT_OVERHEAD: Final = 60
 """Estimated tokens of a unit's header and metadata, beside its path."""
-DENSITY_EXP: Final = 0.8
-"""Items are taken by ``value / cost ** DENSITY_EXP`` (below 1: larger units are favoured)."""
+DENSITY_EXP: Final = 1.0
+"""Items are taken by ``value / cost ** DENSITY_EXP`` (below 1 would favour larger units; the
+files' shares in the values already do, see :mod:`repocontext.pack.scoring`)."""
 ENTRY_OVERHEAD: Final = 40
 """Estimated tokens of an entry's metadata, beside its path and reasons."""
 

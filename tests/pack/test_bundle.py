@@ -183,6 +183,19 @@ def test_a_small_file_that_ranks_first_is_sent_whole(shop):
     ]
 
 
+def test_the_best_ranked_file_is_widened_before_a_lower_one_is_sent_whole(shop):
+    workspace, _ = shop
+    bundle = workspace.context(ContextRequest("shop", "pipeline refund order", budget=2000))
+    first, *rest = bundle.entries
+    assert first.path == "shop/pipeline.py"
+    # The helper modules mention the pipeline too, but rank lower: the first file's code around
+    # the refund comes before any of them is sent whole (its share of the file's weight).
+    assert first.token_count > 3 * max(e.token_count for e in rest)
+    assert all(u.kind == "slice" for e in rest for u in e.units)
+    wide = workspace.context(ContextRequest("shop", "pipeline refund order", budget=4000))
+    assert [u.kind for u in wide.entries[0].units] == ["file"]
+
+
 def test_a_method_comes_with_the_signature_of_its_class(shop):
     workspace, repo = shop
     bundle = workspace.context(ContextRequest("shop", "refund_order", budget=800))
