@@ -131,14 +131,9 @@ class PostgresCluster:
 
     def kill(self) -> None:
         """SIGKILL the postmaster (a crash: no shutdown, no checkpoint) and reap it."""
-        server, self._server = self._server, None
-        if server is None:
-            return
-        pid = self._postmaster_pid()
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        server.wait(timeout=_START_SECONDS)
+        server = self._signal(signal.SIGKILL)
+        if server is not None:
+            server.wait(timeout=_START_SECONDS)
 
     def restart(self) -> None:
         """Start the server again on the same port and data (after :meth:`kill` or not).
@@ -216,18 +211,25 @@ class PostgresCluster:
         raise RuntimeError(f"PostgreSQL did not start: {self._log_tail()}")
 
     def _shutdown(self) -> None:
-        server, self._server = self._server, None
+        server = self._signal(signal.SIGINT)  # fast shutdown
         if server is None:
             return
-        pid = self._postmaster_pid()
-        if pid is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGINT)  # fast shutdown
         try:
             server.wait(timeout=_START_SECONDS)
         except subprocess.TimeoutExpired:
             self._server = server
             self.kill()
+
+    def _signal(self, signum: int) -> subprocess.Popen[bytes] | None:
+        """Send ``signum`` to the postmaster; return its launcher process, now forgotten."""
+        server, self._server = self._server, None
+        if server is None:
+            return None
+        pid = self._postmaster_pid()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+        return server
 
     def _postmaster_pid(self) -> int | None:
         try:

@@ -7,29 +7,23 @@ and acknowledges each group only once it committed.
 
 from __future__ import annotations
 
-import secrets
-import struct
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final, TypeVar
 
-from repocontext.errors import (
-    MergeModeError,
-    StoreNotFoundError,
-    StoreUnavailableError,
-)
+from repocontext.errors import MergeModeError, StoreUnavailableError
 from repocontext.store import _writes as w
 from repocontext.store import feed
 from repocontext.store._ops import OpFactory, check_patch
-from repocontext.store.backend import Backend, ReadTxn, WriteTxn, prefix_end
+from repocontext.store.backend import Backend, WriteTxn, prefix_end
 from repocontext.store.batch import Batch
 from repocontext.store.clock import Clock, SystemClock
 from repocontext.store.document import DocPatch, DocState
-from repocontext.store.engines import url_backend
+from repocontext.store.engines import backend_exists, open_backend
 from repocontext.store.frame_view import live_header, record_of
 from repocontext.store.keys import key_bytes, validate_key
-from repocontext.store.lmdb_backend import DATA_FILE, DEFAULT_MAP_BYTES, LmdbBackend
+from repocontext.store.lmdb_backend import DEFAULT_MAP_BYTES
 from repocontext.store.records import (
     Frame,
     Value,
@@ -40,19 +34,17 @@ from repocontext.store.records import (
     encode_update,
     frame_liveness,
 )
+from repocontext.store.replica import replica_id
 from repocontext.store.scan_token import resume_after, scan_token
 from repocontext.store.trees import TREES, MergeMode, tree_spec
 from repocontext.store.view import Change, Page, Record, StoreStats, SweepReport
 
 __all__ = ["DEFAULT_MAX_VALUE_BYTES", "Store"]
 
-STORE_DIR: Final = "store"
-"""The directory of the LMDB environment under a data directory."""
 DEFAULT_MAX_VALUE_BYTES: Final = 4 * 1024 * 1024
 DEFAULT_TOMBSTONE_GRACE_SECONDS: Final = 7 * 24 * 3600
 DEFAULT_FEED_MAX_EVENTS: Final = 1_000_000
 """Change-feed events kept at most (about 80 MB; a cold index of 25,000 files writes ~520,000)."""
-_CLIENT_ID_BITS: Final = 52
 _FENCE_REGISTER: Final = "fence"
 _T = TypeVar("_T")
 
@@ -79,7 +71,7 @@ class Store:
         self.max_value_bytes = max_value_bytes
         self.tombstone_grace_seconds = tombstone_grace_seconds
         self.feed_max_events = feed_max_events
-        self.client_id = self._replica_id()
+        self.client_id = replica_id(backend)
         self.replica = f"{self.client_id:x}"
         self.ops = OpFactory(self)
         """Validated write operations, for :class:`Batch` and the single-write methods."""
@@ -94,13 +86,7 @@ class Store:
             InvalidInputError: ``store_url`` is not a supported store URL.
             StoreUnavailableError: The database of ``store_url`` cannot be reached.
         """
-        if store_url:
-            try:
-                url_backend(store_url, [*TREES, *w.INTERNAL_TREES], read_only=True).close()
-            except StoreNotFoundError:
-                return False
-            return True
-        return (Path(data_dir) / STORE_DIR / DATA_FILE).is_file()
+        return backend_exists(data_dir, [*TREES, *w.INTERNAL_TREES], store_url)
 
     @classmethod
     def open(
@@ -128,18 +114,14 @@ class Store:
             StoreReadOnlyError: ``data_dir`` cannot be written and ``read_only`` is False.
             StoreUnavailableError: The environment or the database cannot be opened.
         """
-        trees = [*TREES, *w.INTERNAL_TREES]
-        backend: Backend
-        if store_url:
-            backend = url_backend(store_url, trees, read_only=read_only)
-        else:
-            backend = LmdbBackend(
-                Path(data_dir) / STORE_DIR,
-                trees,
-                read_only=read_only,
-                map_bytes=map_bytes,
-                max_map_bytes=max_map_bytes,
-            )
+        backend = open_backend(
+            data_dir,
+            [*TREES, *w.INTERNAL_TREES],
+            store_url=store_url,
+            read_only=read_only,
+            map_bytes=map_bytes,
+            max_map_bytes=max_map_bytes,
+        )
         return cls(
             backend,
             clock=clock,
@@ -553,23 +535,3 @@ class Store:
             return False
         expires = frame.expires_at_ms
         return expires is None or expires > self.clock.now() * 1000
-
-    def _replica_id(self) -> int:
-        def read(txn: ReadTxn) -> int | None:
-            raw = txn.get(w.META, b"replica")
-            return None if raw is None else int(struct.unpack(">Q", raw)[0])
-
-        with self.backend.read() as txn:
-            existing = read(txn)
-        if existing is not None or self.backend.read_only:
-            return existing or 1
-
-        def create(txn: WriteTxn) -> int:
-            found = read(txn)
-            if found is not None:
-                return found
-            new = secrets.randbits(_CLIENT_ID_BITS) | 1
-            txn.put(w.META, b"replica", struct.pack(">Q", new))
-            return new
-
-        return self.backend.write(create)

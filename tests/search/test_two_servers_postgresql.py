@@ -46,6 +46,20 @@ async def _until(client: Any, tool: str, arguments: dict[str, Any], wanted: Any)
         assert time.monotonic() - started < DEADLINE_S, f"{tool} never answered as wanted"
 
 
+def _seeded(tmp_path: Path, pg_url: str, *, indexed: bool) -> Path:
+    """A repository ``demo`` registered (and ``indexed``) in the store at ``pg_url``."""
+    repo = make_repo(tmp_path / "ws" / "demo", {"src/db.py": "def migrate(s):\n    return s\n"})
+    seed = Settings(
+        data_dir=tmp_path / "seed", workspace_root=repo.parent, embedder="off", store_url=pg_url
+    )
+    with Workspace.open(seed) as workspace:
+        if indexed:
+            workspace.bootstrap(repo, "demo", background=False)
+        else:
+            workspace.register_repo(repo, "demo")
+    return repo
+
+
 def _first(key: str, value: str) -> Any:
     return lambda content: bool(content["hits"]) and content["hits"][0][key] == value
 
@@ -55,12 +69,7 @@ def _first(key: str, value: str) -> Any:
 async def test_a_note_and_a_file_written_through_server_a_are_found_through_server_b(
     tmp_path: Path, pg_url: str
 ) -> None:
-    repo = make_repo(tmp_path / "ws" / "demo", {"src/db.py": "def migrate(s):\n    return s\n"})
-    seed = Settings(
-        data_dir=tmp_path / "seed", workspace_root=repo.parent, embedder="off", store_url=pg_url
-    )
-    with Workspace.open(seed) as workspace:
-        workspace.bootstrap(repo, "demo", background=False)
+    repo = _seeded(tmp_path, pg_url, indexed=True)
     shared = ["--store-url", pg_url]
     server_a, base_a = start_http_server(tmp_path / "a", repo.parent, extra_args=shared, env=STATIC)
     server_b, base_b = start_http_server(tmp_path / "b", repo.parent, extra_args=shared, env=STATIC)
@@ -103,12 +112,7 @@ async def test_a_note_and_a_file_written_through_server_a_are_found_through_serv
 async def test_one_mcp_session_works_through_two_servers_behind_a_round_robin_balancer(
     tmp_path: Path, pg_url: str
 ) -> None:
-    repo = make_repo(tmp_path / "ws" / "demo", {"src/db.py": "def migrate(s):\n    return s\n"})
-    seed = Settings(
-        data_dir=tmp_path / "seed", workspace_root=repo.parent, embedder="off", store_url=pg_url
-    )
-    with Workspace.open(seed) as workspace:
-        workspace.register_repo(repo, "demo")
+    repo = _seeded(tmp_path, pg_url, indexed=False)
     shared = ["--store-url", pg_url]
     server_a, base_a = start_http_server(tmp_path / "a", repo.parent, extra_args=shared)
     server_b, base_b = start_http_server(tmp_path / "b", repo.parent, extra_args=shared)
