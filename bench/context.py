@@ -304,6 +304,48 @@ def ranking_table(records: list[dict]) -> list[str]:  # type: ignore[type-arg]
     return lines
 
 
+RANK_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, None, "below 10"))
+
+
+def gap_table(records: list[dict], budget: str = "8192") -> list[str]:  # type: ignore[type-arg]
+    """LineCov at ``budget`` by the rank of the first needed file in the bundle's own search.
+
+    The bundle draws on its search's ranking (the first embedder's hybrid search); "gap
+    share" is each bucket's part of the mean oracle-minus-bundle difference, so the shares
+    add up to the whole gap.
+    """
+    lines = [
+        "| first needed file at rank | tasks | bundle | oracle | oracle-ranked | whole-ranked "
+        "| gap share (oracle - bundle) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for low, high, label in RANK_BUCKETS:
+        chosen = [r for r in records if _in_bucket(_first_rank(r), low, high)]
+        if not chosen:
+            continue
+        cov = {m: [r["budgets"][budget][m]["lineCov"] for r in chosen] for m in _GAP_SIDES}
+        gap = sum(o - b for o, b in zip(cov["oracle"], cov["bundle"], strict=True))
+        cells = " | ".join(f"{mean(cov[m]):.3f}" for m in _GAP_SIDES)
+        lines.append(f"| {label} | {len(chosen)} | {cells} | {gap / len(records):+.3f} |")
+    return lines
+
+
+_GAP_SIDES = ("bundle", "oracle", "oracle-ranked", "whole-ranked")
+
+
+def _first_rank(record: dict) -> int | None:  # type: ignore[type-arg]
+    """The rank of the first needed file in the bundle's search (``None``: not in the top 50)."""
+    method = next((m for m in record["rank"] if m.startswith("hybrid-")), "keyword")
+    mrr = record["rank"][method]["mrr"]
+    return round(1 / mrr) if mrr else None
+
+
+def _in_bucket(rank: int | None, low: int, high: int | None) -> bool:
+    if rank is None:
+        return high is None
+    return low <= rank and (high is None or rank <= high)
+
+
 def latency_line(records: list[dict]) -> str:  # type: ignore[type-arg]
     parts = []
     for budget in map(str, BUDGETS):
@@ -337,6 +379,13 @@ def render(records: list[dict], sets: dict[str, list[str]], tasks: int) -> str: 
         if chosen[0]["budgets"]:
             lines += ["Coverage of the lines each commit changed, at the same budget:", ""]
             lines += [*coverage_table(chosen), ""]
+            lines += [
+                "Where the bundle gains or loses against the oracle at 8k, by the rank of the "
+                "first needed file in the bundle's own search:",
+                "",
+                *gap_table(chosen),
+                "",
+            ]
         lines += ["File ranking:", "", *ranking_table(chosen), ""]
         lines += ["Per repository:", "", *repo_ranking_table(chosen), ""]
         if "indexCpuS" in chosen[0]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from repocontext.index.model import FileNode
+from repocontext.index.parsing.languages import is_documentation_path
 from repocontext.search.terms import terms, unique_terms
 from repocontext.search.vectors import ChunkHit
 
@@ -49,6 +50,11 @@ _TICKED: Final = re.compile(r"`([^`\n]{1,200})`")
 _WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(\(\))?")
 _TEST_WORDS: Final = frozenset({"tests", "testing", "testcase", "pytest", "unittest"})
 """Words of a query that ask for tests (not ``test``: a test client, a Jinja test)."""
+_DOC_WORDS: Final = frozenset(
+    {"doc", "docs", "documentation", "example", "examples", "demo", "demos", "sample", "samples"}
+    | {"tutorial", "sphinx", "readme", "docstring", "docstrings"}
+)
+"""Words of a query that ask for the documentation or the examples."""
 _CAMEL: Final = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
 
 
@@ -73,6 +79,9 @@ class Ranking:
         prose_factor: Score multiplier of files without a parsed language.
         test_factor: Score multiplier of test files (1 when the query asks for tests).
         tests_asked: Tests keep their score when the query names tests.
+        docs_factor: Score multiplier of code in the documentation or the examples
+            (:func:`~repocontext.index.parsing.languages.is_documentation_path`; 1 when the
+            query asks for docs or examples).
         stem_parts: A file stem of one run-together word (``asyncfilters``) matches the
             query terms it is made of.
         plurals: Also search each query term's plural or singular (``filter``/``filters``).
@@ -98,6 +107,7 @@ class Ranking:
     prose_factor: float = 0.2
     test_factor: float = 0.5
     tests_asked: bool = True
+    docs_factor: float = 0.5
     stem_parts: bool = True
     plurals: bool = False
     graph_share: float = 0.15
@@ -265,13 +275,17 @@ def _name_terms(name: str) -> frozenset[str]:
 
 
 def file_prior(node: FileNode, plan: QueryPlan, ranking: Ranking) -> float:
-    """The score multiplier of a file: code first, then tests, then prose.
+    """The score multiplier of a file: code first, then tests and documentation code, then prose.
 
     Tests keep their full score when the query asks for tests (``tests``, ``testing``,
-    ``pytest``, ...): then they are what is looked for.
+    ``pytest``, ...), and the code of the documentation and the examples when it asks for
+    those (``docs``, ``examples``, ``tutorial``, ...): then they are what is looked for.
     """
     if not node.language:
         return ranking.prose_factor
-    if node.is_test and not (ranking.tests_asked and _TEST_WORDS & set(plan.terms)):
+    words = set(plan.terms)
+    if node.is_test and not (ranking.tests_asked and _TEST_WORDS & words):
         return ranking.test_factor
+    if is_documentation_path(node.path) and not _DOC_WORDS & words:
+        return ranking.docs_factor
     return 1.0

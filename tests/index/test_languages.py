@@ -7,6 +7,7 @@ from repocontext.index.files.walk import WalkEntry
 from repocontext.index.parsing.languages import (
     content_language,
     is_config_path,
+    is_documentation_path,
     is_test_path,
     language_for,
 )
@@ -180,3 +181,38 @@ def test_test_file_names_of_c_ruby_and_csharp_conventions():
     assert language_for("examples/stream.ru") == "ruby"
     assert not is_test_path("src/contest.c") and not is_test_path("lib/testing.rb")
     assert not is_test_path("lib/sinatra/test_helpers.rb")  # library code, outside test/
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "docs/conf.py",
+        "Doc/tools/extensions/pyspecific.py",
+        "examples/tutorial/flaskr/db.py",
+        "Examples/app.js",
+        "demo/server.go",
+        "demos/app.ts",
+        "samples/basic/main.rs",
+        "man/make_pages.py",
+        "lib/documentation/render.rb",
+        "src/javadoc/Gen.java",
+    ],
+)
+def test_documentation_and_example_code_is_classified_by_its_directory(path):
+    assert is_documentation_path(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "src/flask/app.py",
+        "docs.py",
+        "src/docs/render.py",  # Linguist: docs/ only at the top
+        "pkg/examples/gen.go",  # ... and examples/ too
+        "src/example/app.py",
+        "documentation.py",
+        "",
+    ],
+)
+def test_source_files_are_not_documentation(path):
+    assert not is_documentation_path(path)

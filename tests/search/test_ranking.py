@@ -86,6 +86,38 @@ def test_tests_keep_their_full_score_when_the_query_asks_for_tests(tmp_path: Pat
     )
 
 
+def test_example_code_that_repeats_the_query_ranks_below_the_source_unless_examples_are_asked(
+    tmp_path: Path,
+) -> None:
+    example = "from app.templating import render_template\n\n" + "".join(
+        f"print(render_template('page{i}', {{}}))  # empty context\n" for i in range(20)
+    )
+    files = {
+        "app/templating.py": SOURCE,
+        "examples/render_template_demo.py": example,
+        "docs/conf.py": "# render_template empty context " * 20 + "\n",
+    }
+    root = make_repo(tmp_path / "ws" / "demo", files)
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off", embedder="off"
+    )
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(root, background=False)
+        scores = [
+            {h.path: h.score for h in workspace.search(SearchRequest.of("demo", query)).hits}
+            for query in ("render_template empty context", "render_template empty context example")
+        ]
+    assert max(scores[0], key=lambda p: scores[0][p]) == "app/templating.py"
+    assert scores[0]["examples/render_template_demo.py"] < scores[0]["app/templating.py"]
+    # ("example" occurs in no file: it only says that the examples are what is looked for)
+    assert scores[1]["examples/render_template_demo.py"] == pytest.approx(
+        scores[0]["examples/render_template_demo.py"] / DEFAULT_RANKING.docs_factor, rel=1e-3
+    )
+    assert scores[1]["docs/conf.py"] == pytest.approx(
+        scores[0]["docs/conf.py"] / DEFAULT_RANKING.docs_factor, rel=1e-3
+    )
+
+
 def test_trailers_links_and_issue_numbers_of_a_commit_message_are_not_searched(
     tmp_path: Path,
 ) -> None:

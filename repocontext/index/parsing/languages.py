@@ -10,7 +10,14 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["LANGUAGES", "content_language", "is_config_path", "is_test_path", "language_for"]
+__all__ = [
+    "LANGUAGES",
+    "content_language",
+    "is_config_path",
+    "is_documentation_path",
+    "is_test_path",
+    "language_for",
+]
 
 LANGUAGES: tuple[str, ...] = (
     "python",
@@ -70,6 +77,10 @@ _BY_NAME: dict[str, str] = {
 }
 
 _TEST_DIRS = frozenset({"test", "tests", "spec", "specs", "__tests__"})
+_DOC_ROOTS = frozenset({"doc", "docs", "man", "examples", "demo", "demos", "sample", "samples"})
+"""Top-level directories of documentation and examples (GitHub Linguist's classification)."""
+_DOC_DIRS = frozenset({"documentation", "javadoc"})
+"""Documentation directories at any depth."""
 
 # One alternation per naming convention; matched against the file name only.
 _TEST_NAME = re.compile(
@@ -212,6 +223,24 @@ def is_test_path(path: str) -> bool:
     if any(part in _TEST_DIRS for part in parts[:-1]):
         return True
     return _TEST_NAME.match(parts[-1]) is not None
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def is_documentation_path(path: str) -> bool:
+    """Return True for a file of the documentation or of the examples, by its directory.
+
+    The directories are those GitHub Linguist counts as documentation: ``doc``, ``docs``,
+    ``man``, ``examples``, ``demo``, ``demos``, ``sample`` and ``samples`` (any case) at the
+    top of the repository, ``documentation`` and ``javadoc`` at any depth. Code there shows
+    how the project is used; it is rarely what a change to the project needs.
+
+    Args:
+        path: Repository-relative path, ``/`` separated.
+    """
+    parts = [part.lower() for part in path.split("/") if part and part != "."][:-1]
+    if not parts:
+        return False
+    return parts[0] in _DOC_ROOTS or any(part in _DOC_DIRS for part in parts)
 
 
 def is_config_path(path: str) -> bool:
