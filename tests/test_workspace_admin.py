@@ -3,6 +3,7 @@
 import os
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from repocontext.errors import IndexRunningError, NotFoundError, PathOutsideWork
 from repocontext.index.removal import CODE_INDEX_TREES, reset_index_records, short_tree_name
 from repocontext.index.run.status import IndexProgress
 from repocontext.pack.bundle import ContextRequest
+from repocontext.search import EmbedReport
 from repocontext.search.request import SearchRequest
 from repocontext.settings import Settings
 from repocontext.store import MEMORY, SESSION, STRUCTURAL, TREES, VECTOR_METADATA, Value
@@ -203,6 +205,38 @@ def test_the_reconcile_entry_points_write_nothing_after_reset_or_remove(
     assert report is not None and report.vectors == 0
     assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
     assert workspace.store.get(STRUCTURAL, repo_key("proj")) is None
+
+
+@pytest.mark.parametrize("drop", ["remove_repo", "reset_index"])
+def test_a_pass_asked_for_before_a_removal_writes_nothing_whichever_runs_first(
+    workspace: Workspace, drop: str
+) -> None:
+    # A pass holds the repository's turn (the lock every pass of it takes); meanwhile an
+    # explicit pass with work to do (a new note) waits for that turn, then the removal
+    # starts and waits too. Whichever of the two goes first, the waiting pass must write
+    # nothing: before the fix, the removal let it go between dropping the plane and
+    # deleting the records, and it wrote the vector status record behind the sweep.
+    semantic = workspace._semantic
+    turn = semantic._run_locks.setdefault("proj", threading.Lock())
+    reports: list[object] = []
+    with turn:
+        workspace.remember("proj", "decisions", title="Engine stays pure", body="no effects")
+        waiting = threading.Thread(target=lambda: reports.append(workspace.embed("proj")))
+        waiting.start()
+        time.sleep(0.3)  # (it waits for the turn)
+        dropping = threading.Thread(target=getattr(workspace, drop), args=("proj",))
+        dropping.start()
+        deadline = time.monotonic() + 30
+        while "proj" not in semantic._dropping and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert "proj" in semantic._dropping
+    dropping.join(30)
+    waiting.join(30)
+    workspace.wait_embedded("proj", 30)
+    assert reports == [EmbedReport(0, 0, 0, 0.0)]
+    assert workspace.store.get(VECTOR_METADATA, vec_key("proj", "status")) is None
+    if drop == "remove_repo":
+        assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
 
 
 def test_remove_and_reset_refuse_while_an_index_run_is_in_progress(

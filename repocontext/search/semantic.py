@@ -108,6 +108,7 @@ class SemanticService:
         self._pending: set[str] = set()
         self._run_locks: dict[str, threading.Lock] = {}
         self._dropping: set[str] = set()
+        self._drops: dict[str, int] = {}  # per repository, how many times it was dropped
         self._wanted: dict[str, int] = {}  # the store sequence a scheduled pass must reflect
         self._closed = threading.Event()
 
@@ -264,9 +265,12 @@ class SemanticService:
             return None
         with self._lock:
             run_lock = self._run_locks.setdefault(repo_id, threading.Lock())
+            drops = self._drops.get(repo_id, 0)
         with run_lock:
-            if self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
-                return EmbedReport(0, 0, 0, 0.0)
+            with self._lock:
+                dropped = self._drops.get(repo_id, 0) != drops
+            if dropped or self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
+                return EmbedReport(0, 0, 0, 0.0)  # asked for before a drop: nothing to write
             with self._across_processes(repo_id):
                 with self._lock:
                     wanted = self._wanted.get(repo_id) if scheduled else None
@@ -279,17 +283,21 @@ class SemanticService:
                 _write_seq(marker, started_at)
                 return report
 
-    def drop(self, repo_id: str) -> None:
-        """Forget a repository's vector plane: stop its pass and delete the plane's files.
+    @contextlib.contextmanager
+    def dropping(self, repo_id: str) -> Iterator[None]:
+        """Forget a repository's vector plane while the caller deletes its records.
 
         A pass in progress stops at its next batch and writes nothing more; a scheduled one
-        is cancelled. The plane directory under ``directory`` is deleted (a projection: the
-        next pass rebuilds it). The status record stays for the caller to delete with the
-        repository's other vector records.
+        is cancelled, and so is every pass asked for before the drop, even one already
+        waiting for the repository's turn. The plane directory under ``directory`` is
+        deleted (a projection: the next pass rebuilds it). No pass of the repository runs
+        until the block ends, so the caller deletes the status record with the repository's
+        other vector records and nothing writes it again behind them.
         """
         with self._lock:
             self._pending.discard(repo_id)
             self._dropping.add(repo_id)
+            self._drops[repo_id] = self._drops.get(repo_id, 0) + 1
             run_lock = self._run_locks.setdefault(repo_id, threading.Lock())
         try:
             with run_lock:
@@ -297,6 +305,7 @@ class SemanticService:
                     for part in (FILES_PART, MEMORY_PART):
                         self._planes.pop((repo_id, part), None)
                 _remove_tree(self.directory / _plane_dir(repo_id))
+                yield
         finally:
             with self._lock:
                 self._dropping.discard(repo_id)

@@ -246,8 +246,8 @@ class Workspace(Reading):
         """
         repo_id = checked_repo_id(repo_id)
         with self._index.exclusive(repo_id):
-            self._semantic.drop(repo_id)  # before the sweep: a pass must not write after it
-            removal = remove_repo_records(self._store, repo_id)
+            with self._semantic.dropping(repo_id):  # no pass writes during or after the sweep
+                removal = remove_repo_records(self._store, repo_id)
             self._search.drop(repo_id)
         return removal
 
@@ -263,8 +263,8 @@ class Workspace(Reading):
         """
         repo_id = checked_repo_id(repo_id)
         with self._index.exclusive(repo_id):
-            self._semantic.drop(repo_id)
-            reset = reset_index_records(self._store, repo_id)
+            with self._semantic.dropping(repo_id):
+                reset = reset_index_records(self._store, repo_id)
             self._search.drop(repo_id)
         return reset
 
