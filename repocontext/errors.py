@@ -12,6 +12,7 @@ codes; nothing below them ever returns an error value instead of raising.
     │   └── WrongFamilyError              memory.wrong_family
     ├── BudgetTooSmallError               context.budget_too_small
     ├── VectorsUnavailableError           search.vectors_unavailable
+    ├── EmbeddingStoppedError             embed.stopped
     ├── UnsupportedLanguageError          index.unsupported_language
     ├── IndexRunningError                 index.running
     ├── NotFoundError                     repo.not_found
@@ -65,6 +66,7 @@ __all__ = [
     "ClaimError",
     "ClaimRequiredError",
     "DangerousRootError",
+    "EmbeddingStoppedError",
     "FeedTrimmedError",
     "GrantMissingError",
     "IndexRunningError",
@@ -161,6 +163,19 @@ class VectorsUnavailableError(RepoContextError):
     """
 
     code = "search.vectors_unavailable"
+
+
+class EmbeddingStoppedError(RepoContextError):
+    """An embedding pass was stopped before it ended.
+
+    The workspace closed, or the repository was removed or reset, meanwhile. The pass wrote
+    nothing more: the vectors are as they were.
+    """
+
+    code = "embed.stopped"
+    default_hint = (
+        "If the repository is still registered and the workspace open, run the pass again."
+    )
 
 
 class UnsupportedLanguageError(RepoContextError):

@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from repocontext.errors import IndexRunningError, NotFoundError, PathOutsideWorkspaceError
+from repocontext.errors import (
+    EmbeddingStoppedError,
+    IndexRunningError,
+    NotFoundError,
+    PathOutsideWorkspaceError,
+)
 from repocontext.index.removal import CODE_INDEX_TREES, reset_index_records, short_tree_name
 from repocontext.index.run.status import IndexProgress
 from repocontext.pack.bundle import ContextRequest
@@ -237,6 +242,43 @@ def test_a_pass_asked_for_before_a_removal_writes_nothing_whichever_runs_first(
     assert workspace.store.get(VECTOR_METADATA, vec_key("proj", "status")) is None
     if drop == "remove_repo":
         assert counts(workspace, "proj") == dict.fromkeys(TREES, 0)
+
+
+def test_an_explicit_pass_stopped_by_a_removal_raises_a_coded_error(tmp_path: Path) -> None:
+    functions = "".join(f"def step_{i}(x):\n    return x + {i}\n\n\n" for i in range(300))
+    root = make_repo(tmp_path / "ws" / "big", {"pkg/steps.py": functions})
+    plain = Settings(data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off")
+    with Workspace.open(plain.model_copy(update={"embedder": "off"})) as workspace:
+        workspace.bootstrap(root, background=False)  # indexed, nothing embedded
+    with Workspace.open(plain.model_copy(update={"embedder": "static"})) as workspace:
+        first_batch, go = threading.Event(), threading.Event()
+
+        def hold(done: int, total: int) -> None:
+            first_batch.set()
+            assert go.wait(30)
+
+        raised: list[BaseException] = []
+
+        def embed() -> None:
+            try:
+                workspace.embed("big", on_progress=hold)
+            except BaseException as exc:  # (recorded for the assertion below)
+                raised.append(exc)
+
+        passing = threading.Thread(target=embed)
+        passing.start()
+        assert first_batch.wait(30)  # 256 of its 300 chunks embedded, none written yet
+        removal = threading.Thread(target=workspace.remove_repo, args=("big",))
+        removal.start()
+        deadline = time.monotonic() + 30
+        while "big" not in workspace._semantic._dropping and time.monotonic() < deadline:
+            time.sleep(0.01)
+        go.set()
+        passing.join(30)
+        removal.join(30)
+        assert [type(e) for e in raised] == [EmbeddingStoppedError]
+        assert raised[0].code == "embed.stopped"  # type: ignore[attr-defined]
+        assert counts(workspace, "big") == dict.fromkeys(TREES, 0)
 
 
 def test_remove_and_reset_refuse_while_an_index_run_is_in_progress(

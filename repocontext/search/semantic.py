@@ -46,6 +46,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from repocontext.errors import EmbeddingStoppedError
 from repocontext.index.files.nodes import content_blob_ids, file_text, read_file_node
 from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
 from repocontext.search.vectors import ChunkHit, VectorPlane
@@ -259,6 +260,10 @@ class SemanticService:
         is not embedded: nothing is written for it. ``scheduled`` (the background pass):
         skipped when another process of this data directory ran one that saw the changes
         that scheduled it.
+
+        Raises:
+            EmbeddingStoppedError: Not ``scheduled``, and the service closed or the
+                repository was dropped while the pass ran; it wrote nothing more.
         """
         embedder = self.embedder()
         if embedder is None:
@@ -266,22 +271,30 @@ class SemanticService:
         with self._lock:
             run_lock = self._run_locks.setdefault(repo_id, threading.Lock())
             drops = self._drops.get(repo_id, 0)
-        with run_lock:
-            with self._lock:
-                dropped = self._drops.get(repo_id, 0) != drops
-            if dropped or self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
-                return EmbedReport(0, 0, 0, 0.0)  # asked for before a drop: nothing to write
-            with self._across_processes(repo_id):
+        try:
+            with run_lock:
                 with self._lock:
-                    wanted = self._wanted.get(repo_id) if scheduled else None
-                marker = self._marker(repo_id, embedder)
-                if wanted is not None and _read_seq(marker) >= wanted:
-                    # Another process of this data directory embedded these changes.
-                    return EmbedReport(0, 0, 0, 0.0)
-                started_at = self.store.last_seq()  # what this pass sees, at least
-                report = self._pass(repo_id, embedder, on_progress)
-                _write_seq(marker, started_at)
-                return report
+                    dropped = self._drops.get(repo_id, 0) != drops
+                if dropped or self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
+                    return EmbedReport(0, 0, 0, 0.0)  # asked for before a drop: nothing to write
+                with self._across_processes(repo_id):
+                    with self._lock:
+                        wanted = self._wanted.get(repo_id) if scheduled else None
+                    marker = self._marker(repo_id, embedder)
+                    if wanted is not None and _read_seq(marker) >= wanted:
+                        # Another process of this data directory embedded these changes.
+                        return EmbedReport(0, 0, 0, 0.0)
+                    started_at = self.store.last_seq()  # what this pass sees, at least
+                    report = self._pass(repo_id, embedder, on_progress)
+                    _write_seq(marker, started_at)
+                    return report
+        except _Stopped:
+            if scheduled:
+                raise  # (the background loop stops quietly)
+            raise EmbeddingStoppedError(
+                f"The embedding pass of {repo_id!r} stopped before it ended: the workspace "
+                "closed, or the repository was removed or reset, meanwhile."
+            ) from None
 
     @contextlib.contextmanager
     def dropping(self, repo_id: str) -> Iterator[None]:

@@ -370,7 +370,12 @@ class Workspace(Reading):
     def embed(
         self, repo_id: str, on_progress: Callable[[int, int], None] | None = None
     ) -> EmbedReport | None:
-        """Run one embedding pass of the repository now; ``None`` without an embedder."""
+        """Run one embedding pass of the repository now; ``None`` without an embedder.
+
+        Raises:
+            EmbeddingStoppedError: The workspace closed, or the repository was removed or
+                reset, while the pass ran (it wrote nothing more).
+        """
         return self._semantic.refresh(repo_id, on_progress)
 
     def wait_embedded(self, repo_id: str, timeout: float | None = None) -> None:
