@@ -283,9 +283,8 @@ def file_prior(node: FileNode, plan: QueryPlan, ranking: Ranking) -> float:
     """
     if not node.language:
         return ranking.prose_factor
-    words = set(plan.terms)
-    if node.is_test and not (ranking.tests_asked and _TEST_WORDS & words):
+    if node.is_test and not (ranking.tests_asked and not _TEST_WORDS.isdisjoint(plan.terms)):
         return ranking.test_factor
-    if is_documentation_path(node.path) and not _DOC_WORDS & words:
+    if is_documentation_path(node.path) and _DOC_WORDS.isdisjoint(plan.terms):
         return ranking.docs_factor
     return 1.0

@@ -277,17 +277,7 @@ class SemanticService:
                     dropped = self._drops.get(repo_id, 0) != drops
                 if dropped or self.store.get(STRUCTURAL, repo_key(repo_id)) is None:
                     return EmbedReport(0, 0, 0, 0.0)  # asked for before a drop: nothing to write
-                with self._across_processes(repo_id):
-                    with self._lock:
-                        wanted = self._wanted.get(repo_id) if scheduled else None
-                    marker = self._marker(repo_id, embedder)
-                    if wanted is not None and _read_seq(marker) >= wanted:
-                        # Another process of this data directory embedded these changes.
-                        return EmbedReport(0, 0, 0, 0.0)
-                    started_at = self.store.last_seq()  # what this pass sees, at least
-                    report = self._pass(repo_id, embedder, on_progress)
-                    _write_seq(marker, started_at)
-                    return report
+                return self._run(repo_id, embedder, on_progress, scheduled)
         except _Stopped:
             if scheduled:
                 raise  # (the background loop stops quietly)
@@ -295,6 +285,26 @@ class SemanticService:
                 f"The embedding pass of {repo_id!r} stopped before it ended: the workspace "
                 "closed, or the repository was removed or reset, meanwhile."
             ) from None
+
+    def _run(
+        self,
+        repo_id: str,
+        embedder: Embedder,
+        on_progress: Callable[[int, int], None] | None,
+        scheduled: bool,
+    ) -> EmbedReport:
+        """The pass, in the repository's turn: across processes, unless one already ran it."""
+        with self._across_processes(repo_id):
+            with self._lock:
+                wanted = self._wanted.get(repo_id) if scheduled else None
+            marker = self._marker(repo_id, embedder)
+            if wanted is not None and _read_seq(marker) >= wanted:
+                # Another process of this data directory embedded these changes.
+                return EmbedReport(0, 0, 0, 0.0)
+            started_at = self.store.last_seq()  # what this pass sees, at least
+            report = self._pass(repo_id, embedder, on_progress)
+            _write_seq(marker, started_at)
+            return report
 
     @contextlib.contextmanager
     def dropping(self, repo_id: str) -> Iterator[None]:

@@ -24,6 +24,20 @@ def ranked(tmp_path: Path, files: dict[str, str | bytes], query: str, k: int = 1
     return [hit.path for hit in hits if hit.path is not None]
 
 
+def scored(tmp_path: Path, files: dict[str, str | bytes], *queries: str) -> list[dict[str, float]]:
+    """Per query, the score of each hit of a keyword search of a fresh repository."""
+    root = make_repo(tmp_path / "ws" / "demo", files)
+    settings = Settings(
+        data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off", embedder="off"
+    )
+    with Workspace.open(settings) as workspace:
+        workspace.bootstrap(root, background=False)
+        return [
+            {h.path: h.score for h in workspace.search(SearchRequest.of("demo", query)).hits}
+            for query in queries
+        ]
+
+
 SOURCE = (
     "def render_template(name, context):\n"
     "    '''Render a template with the given context.'''\n"
@@ -66,19 +80,12 @@ def test_tests_keep_their_full_score_when_the_query_asks_for_tests(tmp_path: Pat
         f"    assert render_template('x', {{}}) == 'x'  # empty context\n\n\n"
         for i in range(12)
     )
-    root = make_repo(
-        tmp_path / "ws" / "demo",
+    scores = scored(
+        tmp_path,
         {"app/templating.py": SOURCE, "tests/test_templating.py": test_file},
+        "render_template empty context",
+        "render_template empty context testing",
     )
-    settings = Settings(
-        data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off", embedder="off"
-    )
-    with Workspace.open(settings) as workspace:
-        workspace.bootstrap(root, background=False)
-        scores = [
-            {h.path: h.score for h in workspace.search(SearchRequest.of("demo", query)).hits}
-            for query in ("render_template empty context", "render_template empty context testing")
-        ]
     # ("testing" occurs in neither file: it only says that tests are what is looked for)
     assert scores[1]["app/templating.py"] == scores[0]["app/templating.py"]
     assert scores[1]["tests/test_templating.py"] == pytest.approx(
@@ -97,16 +104,9 @@ def test_example_code_that_repeats_the_query_ranks_below_the_source_unless_examp
         "examples/render_template_demo.py": example,
         "docs/conf.py": "# render_template empty context " * 20 + "\n",
     }
-    root = make_repo(tmp_path / "ws" / "demo", files)
-    settings = Settings(
-        data_dir=tmp_path / "data", workspace_root=root.parent, reconcile="off", embedder="off"
+    scores = scored(
+        tmp_path, files, "render_template empty context", "render_template empty context example"
     )
-    with Workspace.open(settings) as workspace:
-        workspace.bootstrap(root, background=False)
-        scores = [
-            {h.path: h.score for h in workspace.search(SearchRequest.of("demo", query)).hits}
-            for query in ("render_template empty context", "render_template empty context example")
-        ]
     assert max(scores[0], key=lambda p: scores[0][p]) == "app/templating.py"
     assert scores[0]["examples/render_template_demo.py"] < scores[0]["app/templating.py"]
     # ("example" occurs in no file: it only says that the examples are what is looked for)
