@@ -333,6 +333,32 @@ def gap_table(records: list[dict], budget: str = "8192") -> list[str]:  # type: 
 _GAP_SIDES = ("bundle", "oracle", "oracle-ranked", "whole-ranked")
 
 
+def break_even_line(records: list[dict], budget: str = "8192") -> str:  # type: ignore[type-arg]
+    """How often the first ranked file must be needed for the bundle to reach the oracle.
+
+    With the packer as it is, a task's LineCov depends mostly on whether the search put a
+    needed file first: the bundle's mean over those tasks (``a``) and over the others
+    (``b``) give the share ``p`` of first-place hits at which ``p * a + (1 - p) * b``
+    equals the oracle's mean, the R@1-like figure a ranking would need.
+    """
+    first = [r for r in records if _first_rank(r) == 1]
+    other = [r for r in records if _first_rank(r) != 1]
+    if not first or not other:
+        return ""
+    a, b = (mean([r["budgets"][budget]["bundle"]["lineCov"] for r in g]) for g in (first, other))
+    oracle = mean([r["budgets"][budget]["oracle"]["lineCov"] for r in records])
+    share = len(first) / len(records)
+    if a <= b:
+        return f"At {int(budget) // 1024}k a first-place hit does not raise the bundle's LineCov."
+    needed = (oracle - b) / (a - b)
+    return (
+        f"At {int(budget) // 1024}k the bundle carries {a:.3f} of the needed lines when the "
+        f"search puts a needed file first and {b:.3f} otherwise; it reaches the oracle's "
+        f"{oracle:.3f} when a needed file is first for {needed:.2f} of the tasks "
+        f"(now {share:.2f})."
+    )
+
+
 def _first_rank(record: dict) -> int | None:  # type: ignore[type-arg]
     """The rank of the first needed file in the bundle's search (``None``: not in the top 50)."""
     method = next((m for m in record["rank"] if m.startswith("hybrid-")), "keyword")
@@ -384,6 +410,8 @@ def render(records: list[dict], sets: dict[str, list[str]], tasks: int) -> str: 
                 "first needed file in the bundle's own search:",
                 "",
                 *gap_table(chosen),
+                "",
+                break_even_line(chosen),
                 "",
             ]
         lines += ["File ranking:", "", *ranking_table(chosen), ""]
