@@ -4,10 +4,10 @@ After an index run changes files, :meth:`SemanticService.schedule` embeds them i
 thread: files whose blob id the vector plane already holds keep their rows, changed and new
 files are chunked (:func:`~repocontext.search.embed.chunks_of`) and embedded, removed files
 drop out, and the plane is rewritten. Memory entries are embedded too, one chunk each (title,
-tags and body), under the plane path ``MEMORY_PATH_PREFIX + key`` (which no file path can
-have), and re-embedded when that text changes; memory writes schedule a pass as index runs
-do. Memory vectors live in a plane of their own, so a note written or forgotten rewrites
-only that small plane, never the repository's file plane (nor its ANN index).
+tags and body; :mod:`repocontext.search.memory_vectors`), and re-embedded when that text
+changes; memory writes schedule a pass as index runs do. Memory vectors live in a plane of
+their own, so a note written or forgotten rewrites only that small plane, never the
+repository's file plane (nor its ANN index).
 
 Progress and the result live in the vector-metadata record ``repo/{id}/vec/status``
 (``status``, ``space``, ``chunksDone``, ``chunksTotal``, ``vectors``, ``finishedAt``,
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import logging
 import os
 import shutil
@@ -49,26 +48,23 @@ import numpy as np
 from repocontext.errors import EmbeddingStoppedError
 from repocontext.index.files.nodes import content_blob_ids, file_text, read_file_node
 from repocontext.search.embed import Chunk, Embedder, chunks_of, load_embedder
+from repocontext.search.memory_vectors import memory_todo
 from repocontext.search.vectors import ChunkHit, VectorPlane
 from repocontext.store import (
-    MEMORY,
     STRUCTURAL,
     VECTOR_METADATA,
     Clock,
     EmbedStatus,
-    Record,
     Store,
     Value,
     read_embed_status,
 )
 from repocontext.store.clock import iso_utc
-from repocontext.store.keys import family_prefix, repo_key, vec_key
+from repocontext.store.keys import repo_key, vec_key
 
-__all__ = ["MEMORY_PATH_PREFIX", "EmbedReport", "SemanticService", "memory_key_of"]
+__all__ = ["EmbedReport", "SemanticService"]
 
 BATCH: Final = 256
-MEMORY_PATH_PREFIX: Final = "\x1fmem\x1f"
-"""Plane paths of memory entries start with this (file paths never hold control characters)."""
 STATUS_INTERVAL_S: Final = 0.5
 LOCK_POLL_S: Final = 0.1
 """How often a pass waiting for another process's pass of the same planes tries again."""
@@ -408,7 +404,7 @@ class SemanticService:
             if files.files.get(path) != current[path] or path not in files.files:
                 todo.append(path)
         current_notes: dict[str, str | None] = {}
-        notes = self._memory_todo(repo_id, memory, current_notes)
+        notes = memory_todo(self.store, repo_id, memory, current_notes)
         files_stale = bool(todo) or set(files.files) != set(current)
         notes_stale = bool(notes) or set(memory.files) != set(current_notes)
         space = embedder.space.id
@@ -472,20 +468,6 @@ class SemanticService:
             progress.advance(len(batch))
         return np.concatenate(parts).astype(np.float32, copy=False)
 
-    def _memory_todo(
-        self, repo_id: str, plane: VectorPlane, current: dict[str, str | None]
-    ) -> list[Chunk]:
-        """Record every live memory entry in ``current``; return those to (re-)embed."""
-        notes: list[Chunk] = []
-        for record in self.store.iter_records(MEMORY, family_prefix(repo_id, "mem")):
-            note = _memory_chunk(record)
-            if note is None:
-                continue
-            current[note.path] = note.symbol
-            if plane.files.get(note.path) != note.symbol:
-                notes.append(note)
-        return notes
-
     def _set_status(self, repo_id: str, value: dict[str, Value]) -> None:
         self.store.put(VECTOR_METADATA, vec_key(repo_id, "status"), value)
 
@@ -544,25 +526,3 @@ def _remove_tree(path: Path) -> None:
         return
     except OSError as exc:
         _log.warning("could not delete the vector plane %s: %s", path, exc)
-
-
-def memory_key_of(path: str) -> str | None:
-    """The memory key a plane path stands for (``None`` for a file path)."""
-    return path[len(MEMORY_PATH_PREFIX) :] if path.startswith(MEMORY_PATH_PREFIX) else None
-
-
-def _memory_chunk(record: Record) -> Chunk | None:
-    """The one chunk of a live memory entry; its ``symbol`` holds a digest of the text."""
-    if record.doc is None:
-        return None
-    fields = record.doc.fields
-    tags = " ".join(sorted(record.doc.sets.get("tags", ())))
-    text = "\n".join(
-        part
-        for part in (str(fields.get("title") or ""), tags, str(fields.get("body") or ""))
-        if part
-    )
-    if not text:
-        return None
-    digest = hashlib.sha256(text.encode()).hexdigest()[:24]
-    return Chunk(MEMORY_PATH_PREFIX + record.key, "memory", 0, 0, digest, text)

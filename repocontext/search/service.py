@@ -53,6 +53,7 @@ from repocontext.search.hits import (
 )
 from repocontext.search.keyword import KeywordDoc, KeywordIndex, MemoryDoc
 from repocontext.search.memory_search import MemoryHit, memory_doc, rank_memory
+from repocontext.search.memory_vectors import memory_key_of
 from repocontext.search.modes import SearchMode, fallback_path, nearest_chunks, warnings_of
 from repocontext.search.ranking import (
     DEFAULT_RANKING,
@@ -64,7 +65,7 @@ from repocontext.search.ranking import (
     fuse,
     plan_query,
 )
-from repocontext.search.semantic import SemanticService, memory_key_of
+from repocontext.search.semantic import SemanticService
 from repocontext.search.terms import terms
 from repocontext.search.vectors import ChunkHit
 from repocontext.store import MEMORY, STRUCTURAL, RepoRecord, Store, read_repo

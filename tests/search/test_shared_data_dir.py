@@ -15,7 +15,8 @@ import pytest
 from repocontext.mcp.client import http_client
 from repocontext.search.embed import Chunk, EmbeddingSpace
 from repocontext.search.keyword import KeywordDoc, KeywordIndex
-from repocontext.search.semantic import SemanticService, memory_key_of
+from repocontext.search.memory_vectors import memory_key_of
+from repocontext.search.semantic import SemanticService
 from repocontext.search.vectors import VectorPlane
 from repocontext.settings import Settings
 from repocontext.store import SystemClock
