@@ -13,6 +13,19 @@ file's weight is 1 when the commit changed it and 0.01 otherwise (rank, score an
 so it shows what the packer carries when it knows which of its candidate files are needed,
 and so how much of the gap to the oracle is the file ranking's.
 
+The ranking ceilings (``--ranking-ceilings``) are not settings either: each packs the default
+search's result with one file moved to first place (with the first file's score), chosen with
+knowledge of the commit, to bound what a better first place could buy:
+
+* ``first-needed``: a needed file is always first (the search's best-ranked one, or, when
+  none is among its first 50, the one with the most changed lines): a perfect first place;
+* ``best-first``: a needed file is first when the default search, keyword-only search,
+  semantic-only search or standard BM25 puts one first (the per-task best choice among the
+  rankers there are, made by someone who knows the answer);
+* ``best-top2``: the same when any of them has a needed file in its first two.
+
+``replay`` packs the same result unchanged (it must equal ``default``).
+
 Run: ``.venv/bin/python bench/packing.py --set dev --out /tmp/packing.jsonl`` (needs the local
 mirrors under /work/.mirror). Never tune on ``--set heldout``.
 """
@@ -21,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +42,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -36,11 +51,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from _bm25 import BM25  # noqa: E402
-from _commits import git, select_tasks, source_texts  # noqa: E402
+from _commits import Task, git, select_tasks, source_texts  # noqa: E402
 from _stats import paired_interval  # noqa: E402
 from context import MIRRORS, SETS, bundle_sides, open_workspace, whole_files  # noqa: E402
 
 from repocontext.pack import ContextRequest, candidates, scoring, selection  # noqa: E402
+from repocontext.pack.bundle import pack_result  # noqa: E402
+from repocontext.pack.candidates import files_to_rank  # noqa: E402
+from repocontext.search import SearchRequest, SearchResult  # noqa: E402
+from repocontext.store import SystemClock  # noqa: E402
+from repocontext.workspace import Workspace  # noqa: E402
 
 BUDGETS = (4096, 8192, 32768)
 MODULES = (candidates, scoring, selection)
@@ -68,6 +88,85 @@ CONFIGS: dict[str, dict[str, float]] = {
 }
 CEILINGS = frozenset({"gold-files"})
 GOLD_WEIGHT, OTHER_WEIGHT = 1.0, 0.01
+RANKING_CEILINGS = ("replay", "first-needed", "best-first", "best-top2")
+RANKED = 50
+
+
+def promoted_file(
+    ceiling: str, rankings: dict[str, list[str]], needed: dict[str, int]
+) -> str | None:
+    """The file ``ceiling`` moves to first place (``None``: the ranking is left as it is)."""
+    hybrid = rankings["hybrid"]
+    if ceiling == "replay" or (hybrid[:1] and hybrid[0] in needed):
+        return None
+    if ceiling == "first-needed":
+        ranked = [p for p in hybrid if p in needed]
+        return ranked[0] if ranked else max(needed, key=lambda p: (needed[p], p))
+    depth = 1 if ceiling == "best-first" else 2
+    for order in rankings.values():
+        hit = next((p for p in order[:depth] if p in needed), None)
+        if hit is not None:
+            return hit
+    return None
+
+
+def glob_escape(path: str) -> str:
+    """``path`` as a gitignore-style pattern that matches it alone."""
+    return re.sub(r"([\\\[\]*?!])", r"\\\1", path)
+
+
+def with_first(
+    workspace: Workspace,
+    name: str,
+    task_query: str,
+    result: SearchResult,
+    path: str | None,
+    count: int,
+) -> SearchResult:
+    """``result`` cut to ``count`` hits, with ``path``'s hit first.
+
+    A file the result lacks is searched for alone (a search filtered to its path); when even
+    that finds nothing (no term and no vector of it matches), the result stays as it is.
+    """
+    hits = list(result.hits)
+    if path is not None:
+        hit = next((h for h in hits if h.path == path), None)
+        if hit is None:
+            only = SearchRequest.of(name, task_query, 1, globs=["/" + glob_escape(path)])
+            hit = next(iter(workspace.search(only).hits), None)
+        if hit is not None:
+            top = max((h.score for h in hits), default=hit.score)
+            hits = [replace(hit, score=max(top, hit.score)), *(h for h in hits if h.path != path)]
+    return replace(result, hits=tuple(hits[:count]))
+
+
+def ranking_ceilings(
+    workspace: Workspace, name: str, task: Task, baseline: list[str]
+) -> dict[str, dict[str, float]]:
+    """LineCov of the bundle at each budget under each of :data:`RANKING_CEILINGS`."""
+
+    def ranked(mode: str | None) -> SearchResult:
+        return workspace.search(SearchRequest.of(name, task.query, RANKED, mode=mode))
+
+    full = ranked(None)
+    rankings = {"hybrid": [h.path for h in full.hits if h.path]}
+    for mode in ("keyword", "semantic"):
+        rankings[mode] = [h.path for h in ranked(mode).hits if h.path]
+    rankings["bm25"] = baseline
+    needed = {p: len(lines) for p, lines in task.lines.items()}
+    out: dict[str, dict[str, float]] = {}
+    for budget in BUDGETS:
+        request = replace(
+            ContextRequest.of(name, task.query, budget=budget),
+            encoding=workspace.settings.token_encoding,
+        )
+        row = out[str(budget)] = {}
+        for ceiling in RANKING_CEILINGS:
+            path = promoted_file(ceiling, rankings, needed)
+            result = with_first(workspace, name, task.query, full, path, files_to_rank(request))
+            bundle = pack_result(workspace.store, SystemClock(), request, result)
+            row[ceiling] = bundle_sides(bundle, task).row(task)["lineCov"]
+    return out
 
 
 @contextmanager
@@ -111,7 +210,7 @@ def overridden(values: dict[str, float]) -> Iterator[None]:
             setattr(module, name, value)
 
 
-def evaluate(mirror: Path, limit: int, work: Path, out: Path) -> None:
+def evaluate(mirror: Path, limit: int, work: Path, out: Path, ceilings: bool = False) -> None:
     name = mirror.parent.name.split("+")[-1]
     tasks = select_tasks(mirror, limit)
     checkout = work / "ws" / name
@@ -139,6 +238,9 @@ def evaluate(mirror: Path, limit: int, work: Path, out: Path) -> None:
                         bundle = workspace.context(request)
                     row[config] = bundle_sides(bundle, task).row(task)["lineCov"]
                 cov[str(budget)] = row
+            if ceilings:
+                for budget, values in ranking_ceilings(workspace, name, task, baseline).items():
+                    cov[budget] |= values
             with out.open("a") as sink:
                 sink.write(json.dumps({"repo": name, "commit": task.commit, "cov": cov}) + "\n")
             print(f"{name} {number}/{len(tasks)} {time.perf_counter() - started:.0f}s", flush=True)
@@ -154,7 +256,7 @@ def render(records: list[dict]) -> str:  # type: ignore[type-arg]
         "| configuration | " + " | ".join(f"{b // 1024}k" for b in BUDGETS) + " |",
         "|---|" + "---|" * len(BUDGETS),
     ]
-    for config in ["whole-bm25", "oracle", *CONFIGS]:
+    for config in ["whole-bm25", "oracle", *CONFIGS, *RANKING_CEILINGS]:
         if config not in records[0]["cov"][str(BUDGETS[0])]:
             continue
         cells = []
@@ -169,6 +271,20 @@ def render(records: list[dict]) -> str:  # type: ignore[type-arg]
                 else f"{mean:.3f} ({diff:+.3f} [{low:+.3f}, {high:+.3f}])"
             )
         lines.append(f"| {config} | " + " | ".join(cells) + " |")
+    ceilings = [c for c in RANKING_CEILINGS if c in records[0]["cov"][str(BUDGETS[0])]]
+    if ceilings:
+        lines += ["", "Against the oracle (paired difference, 95 % CI):", ""]
+        lines += ["| configuration | " + " | ".join(f"{b // 1024}k" for b in BUDGETS) + " |"]
+        lines += ["|---|" + "---|" * len(BUDGETS)]
+        for config in ["default", *ceilings]:
+            cells = []
+            for budget in map(str, BUDGETS):
+                values = [r["cov"][budget][config] for r in records]
+                diff, low, high = paired_interval(
+                    values, [r["cov"][budget]["oracle"] for r in records]
+                )
+                cells.append(f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]")
+            lines.append(f"| {config} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -180,6 +296,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--report", nargs="*", type=Path)
     parser.add_argument("--only", nargs="*", help="configurations to run (default: all)")
+    parser.add_argument(
+        "--ranking-ceilings", action="store_true", help="also pack under RANKING_CEILINGS"
+    )
     args = parser.parse_args()
     if args.only:
         unknown = sorted(set(args.only) - set(CONFIGS))
@@ -196,7 +315,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="rc-packing-"))
     try:
         for name in args.repos or SETS[args.set]:
-            evaluate(MIRRORS / name / "repo", args.tasks, work, out)
+            evaluate(MIRRORS / name / "repo", args.tasks, work, out, args.ranking_ceilings)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     records = [json.loads(x) for x in out.read_text().splitlines() if x]
