@@ -305,6 +305,7 @@ def ranking_table(records: list[dict]) -> list[str]:  # type: ignore[type-arg]
 
 
 RANK_BUCKETS = ((1, 1, "1"), (2, 2, "2"), (3, 5, "3-5"), (6, 10, "6-10"), (11, None, "below 10"))
+_GAP_SIDES = ("bundle", "oracle", "oracle-ranked", "whole-ranked")
 
 
 def gap_table(records: list[dict], budget: str = "8192") -> list[str]:  # type: ignore[type-arg]
@@ -328,9 +329,6 @@ def gap_table(records: list[dict], budget: str = "8192") -> list[str]:  # type: 
         cells = " | ".join(f"{mean(cov[m]):.3f}" for m in _GAP_SIDES)
         lines.append(f"| {label} | {len(chosen)} | {cells} | {gap / len(records):+.3f} |")
     return lines
-
-
-_GAP_SIDES = ("bundle", "oracle", "oracle-ranked", "whole-ranked")
 
 
 def break_even_line(records: list[dict], budget: str = "8192") -> str:  # type: ignore[type-arg]

@@ -248,42 +248,43 @@ def evaluate(mirror: Path, limit: int, work: Path, out: Path, ceilings: bool = F
         workspace.close()
 
 
+def _header() -> list[str]:
+    return [
+        "| configuration | " + " | ".join(f"{b // 1024}k" for b in BUDGETS) + " |",
+        "|---|" + "---|" * len(BUDGETS),
+    ]
+
+
+def _compared(records: list[dict], config: str, base: str) -> list[tuple[float, str]]:  # type: ignore[type-arg]
+    """Per budget: the mean LineCov of ``config``, and its paired difference against ``base``."""
+    cells = []
+    for budget in map(str, BUDGETS):
+        values = [r["cov"][budget][config] for r in records]
+        diff, low, high = paired_interval(values, [r["cov"][budget][base] for r in records])
+        cells.append((sum(values) / len(values), f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]"))
+    return cells
+
+
 def render(records: list[dict]) -> str:  # type: ignore[type-arg]
+    measured = records[0]["cov"][str(BUDGETS[0])]
     lines = [
         f"{len(records)} tasks ({', '.join(sorted({r['repo'] for r in records}))}); "
         "mean LineCov, and the paired difference against `default` (95 % CI):",
         "",
-        "| configuration | " + " | ".join(f"{b // 1024}k" for b in BUDGETS) + " |",
-        "|---|" + "---|" * len(BUDGETS),
+        *_header(),
     ]
     for config in ["whole-bm25", "oracle", *CONFIGS, *RANKING_CEILINGS]:
-        if config not in records[0]["cov"][str(BUDGETS[0])]:
-            continue
-        cells = []
-        for budget in map(str, BUDGETS):
-            values = [r["cov"][budget][config] for r in records]
-            base = [r["cov"][budget]["default"] for r in records]
-            diff, low, high = paired_interval(values, base)
-            mean = sum(values) / len(values)
-            cells.append(
-                f"{mean:.3f}"
-                if config == "default"
-                else f"{mean:.3f} ({diff:+.3f} [{low:+.3f}, {high:+.3f}])"
-            )
-        lines.append(f"| {config} | " + " | ".join(cells) + " |")
-    ceilings = [c for c in RANKING_CEILINGS if c in records[0]["cov"][str(BUDGETS[0])]]
+        if config in measured:
+            cells = [
+                f"{mean:.3f}" if config == "default" else f"{mean:.3f} ({diff})"
+                for mean, diff in _compared(records, config, "default")
+            ]
+            lines.append(f"| {config} | " + " | ".join(cells) + " |")
+    ceilings = [c for c in RANKING_CEILINGS if c in measured]
     if ceilings:
-        lines += ["", "Against the oracle (paired difference, 95 % CI):", ""]
-        lines += ["| configuration | " + " | ".join(f"{b // 1024}k" for b in BUDGETS) + " |"]
-        lines += ["|---|" + "---|" * len(BUDGETS)]
+        lines += ["", "Against the oracle (paired difference, 95 % CI):", "", *_header()]
         for config in ["default", *ceilings]:
-            cells = []
-            for budget in map(str, BUDGETS):
-                values = [r["cov"][budget][config] for r in records]
-                diff, low, high = paired_interval(
-                    values, [r["cov"][budget]["oracle"] for r in records]
-                )
-                cells.append(f"{diff:+.3f} [{low:+.3f}, {high:+.3f}]")
+            cells = [diff for _, diff in _compared(records, config, "oracle")]
             lines.append(f"| {config} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -20,8 +20,12 @@ NEEDED = {"src/b.py": 3, "src/c.py": 9}
 
 
 def rankings(hybrid, keyword=(), semantic=(), bm25=()):
-    return {"hybrid": list(hybrid), "keyword": list(keyword), "semantic": list(semantic),
-            "bm25": list(bm25)}  # fmt: skip
+    return {
+        "hybrid": list(hybrid),
+        "keyword": list(keyword),
+        "semantic": list(semantic),
+        "bm25": list(bm25),
+    }
 
 
 def test_a_needed_file_already_first_is_never_moved():
